@@ -1,0 +1,335 @@
+"""A hard disk drive: zoned platters, a seeking arm, a spinning spindle, a segmented
+buffer with read-ahead, an optional volatile write cache and a tagged command queue.
+
+Modelled (DiskSim's disk model is the reference for the parameter set; Ruemmler &
+Wilkes, "An introduction to disk drive modeling", IEEE Computer 1994, for the
+mechanisms):
+
+- Layout: zones of cylinders with a fixed number of 512-byte sectors per track,
+  ``surfaces`` heads, LBAs filling every surface of a cylinder before the next
+  cylinder (DiskSim mapping scheme 0), track and cylinder skew in sectors.
+- Mechanics: seek time by cylinder distance (three data-sheet points or a measured
+  table), head switch, write settle, and the platter angle as a function of absolute
+  simulated time (``now_ns mod revolution``): a command that arrives just after its
+  sector passed the head waits almost a whole revolution. Never an averaged latency.
+- Controller: per-command overheads (read hit, read miss, write hit, write miss,
+  flush), the host interface rate (a read's data leaves the drive as it comes off
+  the media; a write's data arrives before it is written).
+- Buffer: ``cache_segments`` segments of ``cache_segment_bytes``; after a media read
+  the drive keeps reading ahead (up to ``read_ahead_max_bytes``) for as long as no
+  other command needs the arm, so sequential and near-sequential reads hit the
+  buffer, and a read that lands in the stream being read ahead waits only for its
+  sectors to come off the platter.
+- Write cache (WCE): writes complete once in the buffer (up to
+  ``write_cache_bytes`` dirty), are destaged when the drive is idle, when the dirty
+  limit is reached, and by FLUSH (SYNCHRONIZE CACHE), which completes when all
+  dirty data is on the media. ``volatile_bytes()`` is the dirty data. FUA writes go
+  to the media.
+- Queue: ``queue_depth`` tagged commands (SCSI TCQ / SATA NCQ), served ``fifo`` or
+  ``sptf`` (shortest positioning time first, buffer hits first) with an optional age
+  limit after which the oldest command is served regardless (starvation guard).
+  A FLUSH is a barrier: commands queued after it are not served before it.
+
+Deliberately not modelled: spare sectors and slipped/remapped defects (LBAs map
+densely over the zones), serpentine layouts, zero-latency (out-of-order) track
+reads, seek-time variance between reads and writes other than the settle time,
+thermal recalibration, retries, power states, DiskSim's "after read / after write"
+split of overheads (one value per case here).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+SECTOR_BYTES = 512
+
+
+@dataclass(frozen=True)
+class HDDZone:
+    """One recording zone (DiskSim ``dm_layout_g1_zone``).
+
+    - ``first_cyl``, ``last_cyl``: inclusive cylinder range (``First/Last cylinder
+      number``).
+    - ``sectors_per_track``: 512-byte sectors per track (``Blocks per track``).
+    - ``track_skew_sectors``: angular offset of sector 0 between consecutive tracks of
+      one cylinder, in sectors (``Skew for track switch``).
+    - ``cylinder_skew_sectors``: offset between the last track of a cylinder and the
+      first track of the next (``Skew for cylinder switch``).
+    - ``first_sector_offset``: angle of the zone's first sector, in sectors
+      (``Offset of first block``).
+    """
+
+    first_cyl: int
+    last_cyl: int
+    sectors_per_track: int
+    track_skew_sectors: float = 0.0
+    cylinder_skew_sectors: float = 0.0
+    first_sector_offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.first_cyl < 0:
+            raise ValueError(f"first_cyl: must be >= 0, got {self.first_cyl}")
+        if self.last_cyl < self.first_cyl:
+            raise ValueError(f"last_cyl: {self.last_cyl} is below first_cyl {self.first_cyl}")
+        if self.sectors_per_track < 1:
+            raise ValueError(f"sectors_per_track: must be >= 1, got {self.sectors_per_track}")
+        for key in ("track_skew_sectors", "cylinder_skew_sectors", "first_sector_offset"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+
+
+@dataclass(frozen=True)
+class HDDConfig:
+    """Parameters of one drive model. Units are in the names; times a human writes are
+    milliseconds, sizes are bytes. The DiskSim parameter each field takes is named in
+    brackets (``.model`` / ``.diskspecs`` / ``.seek`` files).
+
+    Geometry
+      - ``rpm``: spindle speed [Rotation speed (in rpms)].
+      - ``surfaces``: data surfaces = heads [Number of data surfaces].
+      - ``zones``: tuple of ``HDDZone`` from the outer (cylinder 0) inwards [Zones];
+        lists of dicts are accepted and converted.
+      - ``cylinders``: total cylinders, sets the full-stroke distance; 0 = last zone's
+        last cylinder + 1 [Number of cylinders].
+      - ``capacity_bytes``: addressable bytes; 0 = every sector of every zone
+        [Block count * 512]. LBAs map densely from the first zone on.
+
+    Seek (``seek_curve_*`` if given, else the three data-sheet points)
+      - ``seek_single_cyl_ms``: one-cylinder (track-to-track) seek [Single cylinder
+        seek time].
+      - ``seek_avg_ms``: mean seek over uniformly random start/end cylinders (data
+        sheet "average read seek") [Average seek time].
+      - ``seek_full_stroke_ms``: seek across all cylinders [Full strobe seek time].
+        The three points give seek(d) = a + b*sqrt(d) for short seeks joined smoothly
+        to a straight line for long ones.
+      - ``seek_curve_cyl``, ``seek_curve_ms``: a measured table, distance in cylinders
+        -> ms, linearly interpolated (seek(0) = 0) [Full seek curve, the .seek file].
+      - ``head_switch_ms``: switching to another surface on the same cylinder [Head
+        switch time].
+      - ``write_settle_ms``: extra settling before writing after any arm movement or
+        head switch [Add. write settling delay].
+
+    Controller (per command, before any mechanical action)
+      - ``overhead_read_hit_ms``, ``overhead_read_miss_ms`` [Read hit/miss over.],
+      - ``overhead_write_hit_ms`` (write absorbed by the write cache),
+        ``overhead_write_miss_ms`` (write going to the media) [Write hit/miss over.],
+      - ``overhead_flush_ms``: SYNCHRONIZE CACHE with nothing to destage.
+      - ``interface_mb_s``: host link rate in 10^6 bytes/s (6 Gb/s SAS ~ 600)
+        [512 / Bulk sector transfer time in ms / 1000].
+
+    Buffer
+      - ``cache_segments`` [Number of buffer segments],
+        ``cache_segment_bytes`` [Segment size (in blks) * 512].
+      - ``read_ahead_max_bytes``: how far past a read the drive keeps reading while
+        no other command needs the arm [Maximum read-ahead (blks) * 512]; 0 = off.
+      - ``read_ahead_min_bytes``: read ahead even when another command is waiting
+        [Minimum read-ahead (blks) * 512].
+      - ``write_cache``: WCE bit, volatile write-back caching [Fast write level > 0].
+      - ``write_cache_bytes``: most dirty bytes held before writes must wait for
+        destage; 0 = cache_segments * cache_segment_bytes [Maximum number of write
+        segments * segment size].
+
+    Queue
+      - ``queue_depth``: tagged commands accepted at once (TCQ/NCQ) [Max queue length].
+      - ``scheduler``: ``"sptf"`` or ``"fifo"`` [Scheduling policy].
+      - ``sptf_age_limit_ms``: a command older than this is served next whatever
+        its positioning time; 0 = no limit [Timeout time/weight].
+    """
+
+    rpm: float
+    surfaces: int
+    zones: tuple[HDDZone, ...]
+    seek_single_cyl_ms: float = 0.0
+    seek_avg_ms: float = 0.0
+    seek_full_stroke_ms: float = 0.0
+    head_switch_ms: float = 0.0
+    write_settle_ms: float = 0.0
+    cylinders: int = 0
+    capacity_bytes: int = 0
+    seek_curve_cyl: tuple[int, ...] = ()
+    seek_curve_ms: tuple[float, ...] = ()
+    overhead_read_hit_ms: float = 0.0
+    overhead_read_miss_ms: float = 0.0
+    overhead_write_hit_ms: float = 0.0
+    overhead_write_miss_ms: float = 0.0
+    overhead_flush_ms: float = 0.0
+    interface_mb_s: float = 600.0
+    cache_segments: int = 1
+    cache_segment_bytes: int = 0
+    read_ahead_max_bytes: int = 0
+    read_ahead_min_bytes: int = 0
+    write_cache: bool = False
+    write_cache_bytes: int = 0
+    queue_depth: int = 1
+    scheduler: str = "sptf"
+    sptf_age_limit_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        zones = tuple(z if isinstance(z, HDDZone) else HDDZone(**dict(z)) for z in self.zones)
+        object.__setattr__(self, "zones", zones)
+        object.__setattr__(self, "seek_curve_cyl", tuple(int(c) for c in self.seek_curve_cyl))
+        object.__setattr__(self, "seek_curve_ms", tuple(float(m) for m in self.seek_curve_ms))
+        if not self.rpm > 0:
+            raise ValueError(f"rpm: must be > 0, got {self.rpm}")
+        if self.surfaces < 1:
+            raise ValueError(f"surfaces: must be >= 1, got {self.surfaces}")
+        if not zones:
+            raise ValueError("zones: at least one zone is needed")
+        for prev, z in zip(zones, zones[1:]):
+            if z.first_cyl <= prev.last_cyl:
+                raise ValueError(f"zones: zone starting at cylinder {z.first_cyl} overlaps "
+                                 f"or precedes the zone ending at {prev.last_cyl}")
+        if self.cylinders and self.cylinders <= zones[-1].last_cyl:
+            raise ValueError(f"cylinders: {self.cylinders} does not cover the last zone "
+                             f"(last_cyl {zones[-1].last_cyl})")
+        if self.capacity_bytes < 0 or self.capacity_bytes % SECTOR_BYTES:
+            raise ValueError(f"capacity_bytes: must be a non-negative multiple of "
+                             f"{SECTOR_BYTES}, got {self.capacity_bytes}")
+        if self.capacity_bytes > self.zone_sectors * SECTOR_BYTES:
+            raise ValueError(f"capacity_bytes: {self.capacity_bytes} exceeds the zones' "
+                             f"{self.zone_sectors * SECTOR_BYTES} bytes")
+        for key in ("seek_single_cyl_ms", "seek_avg_ms", "seek_full_stroke_ms",
+                    "head_switch_ms", "write_settle_ms", "overhead_read_hit_ms",
+                    "overhead_read_miss_ms", "overhead_write_hit_ms",
+                    "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        if self.seek_curve_cyl or self.seek_curve_ms:
+            if len(self.seek_curve_cyl) != len(self.seek_curve_ms):
+                raise ValueError("seek_curve_ms: needs one value per seek_curve_cyl entry")
+            if any(b <= a for a, b in zip(self.seek_curve_cyl, self.seek_curve_cyl[1:])) \
+                    or self.seek_curve_cyl[0] < 1:
+                raise ValueError("seek_curve_cyl: distances must be >= 1 and increasing")
+            if any(m < 0 for m in self.seek_curve_ms):
+                raise ValueError("seek_curve_ms: seek times must be >= 0")
+        else:
+            if not 0 < self.seek_single_cyl_ms < self.seek_avg_ms < self.seek_full_stroke_ms:
+                raise ValueError("seek_avg_ms: need 0 < seek_single_cyl_ms < seek_avg_ms < "
+                                 "seek_full_stroke_ms for the three-point seek curve")
+        if not self.interface_mb_s > 0:
+            raise ValueError(f"interface_mb_s: must be > 0, got {self.interface_mb_s}")
+        if self.cache_segments < 1:
+            raise ValueError(f"cache_segments: must be >= 1, got {self.cache_segments}")
+        for key in ("cache_segment_bytes", "read_ahead_max_bytes", "read_ahead_min_bytes",
+                    "write_cache_bytes"):
+            v = getattr(self, key)
+            if v < 0 or v % SECTOR_BYTES:
+                raise ValueError(f"{key}: must be a non-negative multiple of {SECTOR_BYTES}, got {v}")
+        if self.read_ahead_min_bytes > self.read_ahead_max_bytes:
+            raise ValueError("read_ahead_min_bytes: exceeds read_ahead_max_bytes")
+        if self.read_ahead_max_bytes and self.read_ahead_max_bytes > self.cache_segment_bytes:
+            raise ValueError("read_ahead_max_bytes: exceeds cache_segment_bytes")
+        if self.queue_depth < 1:
+            raise ValueError(f"queue_depth: must be >= 1, got {self.queue_depth}")
+        if self.scheduler not in ("sptf", "fifo"):
+            raise ValueError(f"scheduler: must be 'sptf' or 'fifo', got {self.scheduler!r}")
+
+    # -- derived quantities ---------------------------------------------------------
+    @property
+    def zone_sectors(self) -> int:
+        return sum((z.last_cyl - z.first_cyl + 1) * self.surfaces * z.sectors_per_track
+                   for z in self.zones)
+
+    @property
+    def sectors(self) -> int:
+        return self.capacity_bytes // SECTOR_BYTES if self.capacity_bytes else self.zone_sectors
+
+    @property
+    def n_cylinders(self) -> int:
+        return self.cylinders or self.zones[-1].last_cyl + 1
+
+    @property
+    def revolution_ns(self) -> float:
+        return 60e9 / self.rpm
+
+
+def hdd_config_fields() -> list[str]:
+    """Field names of ``HDDConfig`` in declaration order (for importers and schemas)."""
+    return [f.name for f in fields(HDDConfig)]
+
+
+def _skew_sectors(switch_ms: float, spt: int, rev_ms: float) -> int:
+    """Sectors that pass under the head while it switches track: the layout skew that
+    lets a sequential transfer continue on the next track without losing a turn."""
+    return math.ceil(switch_ms / rev_ms * spt) + 1
+
+
+def synthetic_zones(n_zones: int, cylinders: int, outer_spt: int, inner_spt: int,
+                    head_switch_ms: float, seek_single_cyl_ms: float,
+                    rpm: float) -> tuple[HDDZone, ...]:
+    """``n_zones`` zones of equal cylinder count, sectors per track falling linearly
+    from ``outer_spt`` to ``inner_spt`` (constant linear density: track length grows
+    with radius and the band is uniform in radius), skews set from the switch times."""
+    rev_ms = 60e3 / rpm
+    zones = []
+    for i in range(n_zones):
+        c0 = cylinders * i // n_zones
+        c1 = cylinders * (i + 1) // n_zones - 1
+        spt = round(outer_spt + (inner_spt - outer_spt) * i / max(1, n_zones - 1))
+        zones.append(HDDZone(first_cyl=c0, last_cyl=c1, sectors_per_track=spt,
+                             track_skew_sectors=_skew_sectors(head_switch_ms, spt, rev_ms),
+                             cylinder_skew_sectors=_skew_sectors(seek_single_cyl_ms, spt, rev_ms)))
+    return tuple(zones)
+
+
+def _spt_for_rate(rate_mb_s: float, switch_ms: float, rpm: float) -> int:
+    """Sectors per track whose *sustained* rate (a track per revolution plus one track
+    switch, covered by the skew) equals a data sheet's sustained MB/s."""
+    rev_ms = 60e3 / rpm
+    spt = rate_mb_s * 1e6 * rev_ms / 1e3 / SECTOR_BYTES
+    for _ in range(20):
+        skew = _skew_sectors(switch_ms, round(spt), rev_ms)
+        spt = rate_mb_s * 1e6 * rev_ms / 1e3 / SECTOR_BYTES * (spt + skew) / spt
+    return round(spt)
+
+
+def default_15k_sas(**overrides) -> HDDConfig:
+    """A 2009 15k RPM SAS drive: Seagate Cheetah 15K.7 300 GB (ST3300657SS).
+
+    Data sheet / product manual (100516226): 15,000 RPM (2.0 ms average rotational
+    latency); average seek 3.4 ms read, 3.9 ms write; track-to-track 0.2 ms read;
+    sustained transfer 204 MB/s outer to 122 MB/s inner; 16 MB cache; 6 Gb/s SAS;
+    300 GB = 585,937,500 sectors. Assumed where the sheet is silent (marked below).
+    ``overrides`` replace fields (e.g. ``queue_depth=1``, ``write_cache=True``).
+    """
+    rpm = 15_000.0
+    surfaces = 4               # assumed: 2 platters x 2 heads for the 300 GB model
+    head_switch_ms = 0.2       # assumed equal to the 0.2 ms track-to-track read seek
+    seek_single_cyl_ms = 0.2   # data sheet: track-to-track read
+    outer = _spt_for_rate(204.0, head_switch_ms, rpm)   # data sheet: 204 MB/s outer
+    inner = _spt_for_rate(122.0, head_switch_ms, rpm)   # data sheet: 122 MB/s inner
+    sectors = 585_937_500
+    n_zones = 20
+    # cylinders so that the zones hold the capacity (equal cylinders per zone)
+    mean_spt = sum(round(outer + (inner - outer) * i / (n_zones - 1)) for i in range(n_zones)) / n_zones
+    cylinders = math.ceil(sectors / (surfaces * mean_spt) / n_zones) * n_zones
+    cfg = dict(
+        rpm=rpm,
+        surfaces=surfaces,
+        zones=synthetic_zones(n_zones, cylinders, outer, inner, head_switch_ms,
+                              seek_single_cyl_ms, rpm),
+        cylinders=cylinders,
+        capacity_bytes=sectors * SECTOR_BYTES,
+        seek_single_cyl_ms=seek_single_cyl_ms,
+        seek_avg_ms=3.4,           # data sheet: average read seek
+        seek_full_stroke_ms=7.0,   # assumed: not on the sheet; ~7 ms for 15k drives of the period
+        head_switch_ms=head_switch_ms,
+        write_settle_ms=0.5,       # data sheet: 3.9 ms write - 3.4 ms read average seek
+        overhead_read_hit_ms=0.05,     # assumed controller overheads
+        overhead_read_miss_ms=0.1,
+        overhead_write_hit_ms=0.05,
+        overhead_write_miss_ms=0.1,
+        overhead_flush_ms=0.05,
+        interface_mb_s=600.0,      # data sheet: 6 Gb/s SAS (8b/10b -> 600 MB/s)
+        cache_segments=16,         # data sheet: 16 MB buffer; segmentation assumed
+        cache_segment_bytes=1 << 20,
+        read_ahead_max_bytes=1 << 19,
+        read_ahead_min_bytes=0,
+        write_cache=False,         # WCE off, as behind a RAID controller; set per experiment
+        write_cache_bytes=0,
+        queue_depth=32,            # Linux SAS HBA default per-device queue_depth
+        scheduler="sptf",
+        sptf_age_limit_ms=0.0,
+    )
+    cfg.update(overrides)
+    return HDDConfig(**cfg)
