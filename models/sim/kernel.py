@@ -145,22 +145,29 @@ class Process(Event):
         self.name = name
         sim.at(sim.now_ns, self._resume, None)
 
+    def _wake(self, value: Any) -> None:
+        # The thread that fired the event keeps running; the waiter resumes after it,
+        # at the same instant (as with a real wake-up).
+        self.sim.at(self.sim.now_ns, self._resume, value)
+
     def _resume(self, value: Any) -> None:
-        try:
-            target = self.gen.send(value)
-        except StopIteration as stop:
-            self.succeed(stop.value)
-            return
-        if type(target) is int:
-            self.sim.after(target, self._resume, None)
-        elif isinstance(target, Event):
-            if target.triggered:
-                # Resume through the heap so a process never recurses unboundedly.
-                self.sim.at(self.sim.now_ns, self._resume, target.value)
-            else:
-                target.callbacks.append(self._resume)
-        else:
-            raise SimulationError(f"process {self.name!r} yielded {target!r}; expected Event or int ns")
+        gen = self.gen
+        while True:
+            try:
+                target = gen.send(value)
+            except StopIteration as stop:
+                self.succeed(stop.value)
+                return
+            if type(target) is int:
+                self.sim.after(target, self._resume, None)
+                return
+            if not isinstance(target, Event):
+                raise SimulationError(
+                    f"process {self.name!r} yielded {target!r}; expected Event or int ns")
+            if not target.triggered:
+                target.callbacks.append(self._wake)
+                return
+            value = target.value  # already fired: carry on without giving up the CPU
 
 
 def all_of(sim: Simulator, events: Iterable[Event]) -> Event:

@@ -1,0 +1,260 @@
+"""The Linux block layer between callers and one device (the legacy request queue).
+
+Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
+
+- **Splitting**: a bio larger than ``max_sectors_kb`` is split into requests of at most
+  that size; the caller sees one completion when every part is done.
+- **Merging**: a bio is first merged into a request of the caller's plug list, then
+  into a queued (not yet dispatched) request of the scheduler - back merges always,
+  front merges where the scheduler allows - as long as the result stays within
+  ``max_sectors_kb``. A request that grows to touch its neighbour absorbs it. Every bio
+  merge counts in rrqm/s / wrqm/s. Dispatched requests never grow.
+- **Plugging**: ``submit(bios, plug=True)`` is one ``io_submit()`` of N iocbs (or a
+  writeback batch) under ``blk_start_plug``: the batch merges within itself before the
+  scheduler sees it, then is inserted and the queue is run once.
+- **nr_requests**: each request is allocated on submission and freed at completion;
+  when ``nr_requests`` are allocated the submitter sleeps (``submit`` returns an
+  ``Event`` that fires once all of its bios are queued) and bios wait FIFO.
+- **Dispatch**: the scheduler (noop / deadline / cfq) picks what goes next whenever the
+  device's command queue (``Device.queue_depth``, the TCQ/NCQ depth) has a free slot.
+  FLUSH requests bypass the scheduler and are dispatched first.
+- **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
+
+Deliberately not modelled: blk-mq, request batching after a wake-up, queue congestion
+thresholds, unplug timers (a plug is flushed when the submission call ends).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Sequence
+
+from ..device.base import Device
+from ..device.request import FLUSH, IORequest
+from ..metrics.iostat import IostatCounters, iostat_between
+from ..sim import Event, Simulator
+from .cfq import CFQ
+from .config import BlockConfig
+from .deadline import Deadline
+from .noop import Noop
+from .scheduler import Scheduler
+
+SCHEDULER_CLASSES = {"noop": lambda cfg: Noop(), "deadline": Deadline, "cfq": CFQ}
+
+
+def make_scheduler(cfg: BlockConfig) -> Scheduler:
+    return SCHEDULER_CLASSES[cfg.scheduler](cfg)
+
+
+class _Call:
+    """One submission call whose submitter sleeps until all its bios are queued."""
+
+    __slots__ = ("remaining", "event")
+
+    def __init__(self, remaining: int, event: Event) -> None:
+        self.remaining = remaining
+        self.event = event
+
+
+class BlockQueue:
+    """The request queue of one block device (``/sys/block/<name>/queue``)."""
+
+    def __init__(self, sim: Simulator, device: Device, cfg: BlockConfig | None = None,
+                 name: str | None = None) -> None:
+        self.sim = sim
+        self.device = device
+        self.cfg = cfg or BlockConfig()
+        self.name = name or device.name
+        self.sched = make_scheduler(self.cfg)
+        self.max_bytes = self.cfg.max_sectors_kb * 1024
+        self.nr_requests = self.cfg.nr_requests
+        self.allocated = 0
+        self.flushes: deque[IORequest] = deque()
+        self.waiting: deque[tuple[IORequest, _Call]] = deque()
+        self.counters = IostatCounters()
+        self.blocked_calls = 0
+        device.on_complete = self._complete
+
+    # -- submission ------------------------------------------------------------------
+    def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:
+        """Submit bios; returns None if all were queued, else an Event to wait on."""
+        if isinstance(bios, IORequest):
+            bios = (bios,)
+        now = self.sim.now_ns
+        plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
+        call: _Call | None = None
+        for bio in self._split(bios, now):
+            if call is None and (self.waiting or not self._place(bio, plug_list)):
+                if plug_list:
+                    self._insert_plugged(plug_list)
+                    plug_list = None
+                call = _Call(0, Event(self.sim))
+                self.blocked_calls += 1
+            if call is not None:
+                call.remaining += 1
+                self.waiting.append((bio, call))
+        if plug_list:
+            self._insert_plugged(plug_list)
+        self._run_queue()
+        return call.event if call is not None else None
+
+    def _split(self, bios: Sequence[IORequest], now: int):
+        max_bytes = self.max_bytes
+        for bio in bios:
+            bio.submit_ns = now
+            if bio.size_bytes <= max_bytes or bio.op == FLUSH:
+                yield bio
+                continue
+            parts = []
+            off, end = bio.offset_bytes, bio.offset_bytes + bio.size_bytes
+            while off < end:
+                n = min(max_bytes, end - off)
+                parts.append(IORequest(bio.op, off, n, None, bio.sync, bio.fua, bio.issuer))
+                off += n
+            left = [len(parts)]
+
+            def part_done(part: IORequest, bio=bio, left=left) -> None:
+                left[0] -= 1
+                if part.cache_hit:
+                    bio.cache_hit = True
+                if left[0] == 0:
+                    bio.done_ns = part.done_ns
+                    if bio.on_done is not None:
+                        bio.on_done(bio)
+
+            for p in parts:
+                p.on_done = part_done
+                p.submit_ns = now
+                yield p
+
+    def _place(self, bio: IORequest, plug_list: list[IORequest] | None) -> bool:
+        """Merge or allocate a request for ``bio``; False if nr_requests is exhausted."""
+        if bio.op == FLUSH:
+            if self.allocated >= self.nr_requests:
+                return False
+            req = self._new_request(bio)
+            self.flushes.append(req)
+            return True
+        if plug_list is not None and self._plug_merge(bio, plug_list):
+            return True
+        if self._elevator_merge(bio):
+            return True
+        if self.allocated >= self.nr_requests:
+            return False
+        req = self._new_request(bio)
+        if plug_list is not None:
+            plug_list.append(req)
+        else:
+            self.sched.add(req, self.sim.now_ns)
+        return True
+
+    def _new_request(self, bio: IORequest) -> IORequest:
+        now = self.sim.now_ns
+        req = IORequest(bio.op, bio.offset_bytes, bio.size_bytes, None, bio.sync, bio.fua, bio.issuer)
+        req.parts = [bio]
+        req.submit_ns = bio.submit_ns
+        req.queue_ns = now
+        self.allocated += 1
+        self.counters.start(now)
+        return req
+
+    def _plug_merge(self, bio: IORequest, plug_list: list[IORequest]) -> bool:
+        for req in reversed(plug_list):
+            if req.op != bio.op or req.size_bytes + bio.size_bytes > self.max_bytes:
+                continue
+            if req.offset_bytes + req.size_bytes == bio.offset_bytes:
+                req.size_bytes += bio.size_bytes
+                req.parts.append(bio)
+            elif bio.offset_bytes + bio.size_bytes == req.offset_bytes:
+                req.offset_bytes = bio.offset_bytes
+                req.size_bytes += bio.size_bytes
+                req.parts.insert(0, bio)
+            else:
+                continue
+            self.counters.merge(bio.op)
+            return True
+        return False
+
+    def _elevator_merge(self, bio: IORequest) -> bool:
+        sched, max_bytes = self.sched, self.max_bytes
+        req = sched.back_merge_candidate(bio)
+        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes:
+            old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
+            req.size_bytes += bio.size_bytes
+            req.parts.append(bio)
+            sched.rehash(req, old_start, old_end)
+            self.counters.merge(bio.op)
+            self._absorb_neighbour(req)
+            return True
+        req = sched.front_merge_candidate(bio)
+        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes:
+            old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
+            req.offset_bytes = bio.offset_bytes
+            req.size_bytes += bio.size_bytes
+            req.parts.insert(0, bio)
+            sched.rehash(req, old_start, old_end)
+            self.counters.merge(bio.op)
+            return True
+        return False
+
+    def _absorb_neighbour(self, req: IORequest) -> None:
+        """After a back merge, ``req`` may now end where another queued request starts."""
+        nxt = self.sched.by_start.get((req.op, req.offset_bytes + req.size_bytes))
+        if (nxt is None or nxt is req or req.size_bytes + nxt.size_bytes > self.max_bytes
+                or not self.sched.allow_merge(req, nxt)):
+            return
+        self.sched.remove_merged(nxt)
+        old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
+        req.size_bytes += nxt.size_bytes
+        req.parts.extend(nxt.parts)
+        self.sched.rehash(req, old_start, old_end)
+        self.allocated -= 1
+        self.counters.absorbed(self.sim.now_ns)
+
+    def _insert_plugged(self, plug_list: list[IORequest]) -> None:
+        now = self.sim.now_ns
+        plug_list.sort(key=lambda r: r.offset_bytes)
+        for req in plug_list:
+            self.sched.add(req, now)
+
+    # -- dispatch and completion -----------------------------------------------------
+    def _run_queue(self) -> None:
+        dev, sched, now = self.device, self.sched, self.sim.now_ns
+        while dev.can_accept():
+            if self.flushes:
+                dev.submit(self.flushes.popleft())
+            elif sched.count:
+                dev.submit(sched.dispatch(now))
+            else:
+                break
+
+    def _complete(self, req: IORequest) -> None:
+        now = self.sim.now_ns
+        self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
+        self.allocated -= 1
+        if self.waiting:
+            self._admit_waiters()
+        self._run_queue()
+        for bio in req.parts:
+            bio.done_ns = now
+            bio.cache_hit = req.cache_hit
+            if bio.on_done is not None:
+                bio.on_done(bio)
+
+    def _admit_waiters(self) -> None:
+        waiting = self.waiting
+        while waiting:
+            bio, call = waiting[0]
+            if not self._place(bio, None):
+                break
+            waiting.popleft()
+            call.remaining -= 1
+            if call.remaining == 0:
+                call.event.succeed()
+
+    # -- statistics --------------------------------------------------------------------
+    def snapshot(self) -> tuple:
+        return self.counters.snapshot(self.sim.now_ns)
+
+    def iostat(self, since: tuple) -> dict:
+        """iostat -x of this device from snapshot ``since`` to now."""
+        return iostat_between(since, self.snapshot())

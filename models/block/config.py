@@ -1,0 +1,47 @@
+"""Configuration of one Linux request queue (``/sys/block/<dev>/queue/...``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEDULERS = ("noop", "deadline", "cfq")
+
+
+@dataclass(frozen=True)
+class BlockConfig:
+    """Request-queue knobs under their sysfs names.
+
+    ``scheduler``: noop | deadline | cfq (``queue/scheduler``).
+    ``nr_requests``: requests that may be allocated per queue; one more submitter sleeps.
+    ``max_sectors_kb``: largest request the queue builds by merging (and the size bios
+    are split to).
+    deadline (``queue/iosched/``): ``read_expire_ms``, ``write_expire_ms``,
+    ``fifo_batch``, ``writes_starved``, ``front_merges``.
+    cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
+    ``slice_async_ms``.
+    """
+
+    scheduler: str = "noop"
+    nr_requests: int = 128
+    max_sectors_kb: int = 512
+    read_expire_ms: float = 500.0
+    write_expire_ms: float = 5000.0
+    fifo_batch: int = 16
+    writes_starved: int = 2
+    front_merges: bool = True
+    quantum: int = 8
+    slice_sync_ms: float = 100.0
+    slice_async_ms: float = 40.0
+
+    def __post_init__(self) -> None:
+        if self.scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler: must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
+        if self.nr_requests < 1:
+            raise ValueError(f"nr_requests: must be >= 1, got {self.nr_requests}")
+        if self.max_sectors_kb < 4:
+            raise ValueError(f"max_sectors_kb: must be >= 4, got {self.max_sectors_kb}")
+        for key in ("read_expire_ms", "write_expire_ms", "slice_sync_ms", "slice_async_ms"):
+            if getattr(self, key) <= 0:
+                raise ValueError(f"{key}: must be > 0, got {getattr(self, key)}")
+        for key in ("fifo_batch", "writes_starved", "quantum"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")

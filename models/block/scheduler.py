@@ -1,0 +1,86 @@
+"""I/O scheduler base: holds queued (not yet dispatched) requests and the merge hashes.
+
+As in Linux's elevator core, every scheduler can back-merge a bio into a queued request
+that ends where the bio starts (a hash keyed by end offset) and, when the policy allows,
+front-merge into one that starts where the bio ends. A policy decides only the dispatch
+order (``_add`` / ``_pop``); the base keeps the hashes consistent.
+"""
+from __future__ import annotations
+
+from ..device.request import IORequest
+
+
+class Scheduler:
+    name = "base"
+    front_merges = False
+
+    def __init__(self) -> None:
+        self.by_end: dict[tuple[int, int], IORequest] = {}
+        self.by_start: dict[tuple[int, int], IORequest] = {}
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    # -- merge lookup ----------------------------------------------------------------
+    def allow_merge(self, req: IORequest, bio: IORequest) -> bool:
+        """Policy veto on merging ``bio`` (or another request) into ``req``."""
+        return True
+
+    def back_merge_candidate(self, bio: IORequest) -> IORequest | None:
+        req = self.by_end.get((bio.op, bio.offset_bytes))
+        return req if req is not None and self.allow_merge(req, bio) else None
+
+    def front_merge_candidate(self, bio: IORequest) -> IORequest | None:
+        if not self.front_merges:
+            return None
+        req = self.by_start.get((bio.op, bio.offset_bytes + bio.size_bytes))
+        return req if req is not None and self.allow_merge(req, bio) else None
+
+    def rehash(self, req: IORequest, old_start: int, old_end: int) -> None:
+        """``req`` grew by a merge; move it in the hashes."""
+        if self.by_end.get((req.op, old_end)) is req:
+            del self.by_end[(req.op, old_end)]
+        if self.by_start.get((req.op, old_start)) is req:
+            del self.by_start[(req.op, old_start)]
+        self.by_end[(req.op, req.offset_bytes + req.size_bytes)] = req
+        self.by_start[(req.op, req.offset_bytes)] = req
+
+    def _unhash(self, req: IORequest) -> None:
+        key = (req.op, req.offset_bytes + req.size_bytes)
+        if self.by_end.get(key) is req:
+            del self.by_end[key]
+        key = (req.op, req.offset_bytes)
+        if self.by_start.get(key) is req:
+            del self.by_start[key]
+
+    # -- queue -------------------------------------------------------------------------
+    def add(self, req: IORequest, now_ns: int) -> None:
+        self.count += 1
+        self.by_end[(req.op, req.offset_bytes + req.size_bytes)] = req
+        self.by_start[(req.op, req.offset_bytes)] = req
+        self._add(req, now_ns)
+
+    def dispatch(self, now_ns: int) -> IORequest | None:
+        if not self.count:
+            return None
+        req = self._pop(now_ns)
+        self.count -= 1
+        self._unhash(req)
+        return req
+
+    def remove_merged(self, req: IORequest) -> None:
+        """``req`` was absorbed into another queued request: drop it from the queue."""
+        self.count -= 1
+        self._unhash(req)
+        self._remove(req)
+
+    # -- policy hooks ------------------------------------------------------------------
+    def _add(self, req: IORequest, now_ns: int) -> None:
+        raise NotImplementedError
+
+    def _pop(self, now_ns: int) -> IORequest:
+        raise NotImplementedError
+
+    def _remove(self, req: IORequest) -> None:
+        raise NotImplementedError

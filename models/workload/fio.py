@@ -1,0 +1,264 @@
+"""A fio-like job: characterise any simulated device the way one characterises a real one.
+
+Modelled (fio option names): ``rw`` = read | write | randread | randwrite | randrw |
+readwrite (``rwmixread`` % reads for the mixed ones), ``bs``, ``iodepth``, ``numjobs``
+(each job its own region of ``size`` bytes starting at ``offset`` + job * ``size``),
+``ioengine`` = libaio (asynchronous, ``iodepth`` in flight) | psync (one synchronous
+I/O at a time), ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a
+plug so the block layer can merge them), ``iodepth_batch_complete_min`` (completions
+reaped before refilling), ``runtime_s`` and ``ramp_time_s`` (statistics start after the
+ramp), ``number_ios`` (stop after that many I/Os per job). Only ``direct=1`` is modelled
+here: the job submits straight to a block device (buffered I/O goes through the fs
+layer).
+
+Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
+completion, ms), per direction.
+
+Deliberately not modelled: think time, rate limiting, verify, zoned/random
+distributions other than uniform, fsync options.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..block import BlockQueue
+from ..device.request import READ, WRITE, IORequest
+from ..metrics.latency import LatencyRecorder
+from ..sim import Simulator
+from ..units import parse_size
+
+RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
+IOENGINES = ("libaio", "psync")
+
+
+@dataclass(frozen=True)
+class FioConfig:
+    rw: str = "randread"
+    bs: str = "4k"
+    iodepth: int = 1
+    numjobs: int = 1
+    size: str = "1g"
+    offset: str = "0"
+    rwmixread: int = 50
+    ioengine: str = "libaio"
+    direct: bool = True
+    iodepth_batch_submit: int = 1
+    iodepth_batch_complete_min: int = 1
+    runtime_s: float = 10.0
+    ramp_time_s: float = 0.0
+    number_ios: int = 0
+
+    def __post_init__(self) -> None:
+        if self.rw not in RW_MODES:
+            raise ValueError(f"rw: must be one of {', '.join(RW_MODES)}, got {self.rw!r}")
+        if self.ioengine not in IOENGINES:
+            raise ValueError(f"ioengine: must be one of {', '.join(IOENGINES)}, got {self.ioengine!r}")
+        bs = parse_size(self.bs, "bs")
+        if bs < 512 or bs % 512:
+            raise ValueError(f"bs: must be a positive multiple of 512 bytes, got {self.bs!r}")
+        size = parse_size(self.size, "size")
+        if size < bs:
+            raise ValueError(f"size: must be at least bs ({self.bs}), got {self.size!r}")
+        if parse_size(self.offset, "offset") % 512:
+            raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
+        if not self.direct:
+            raise ValueError("direct: only direct=true is supported by the block-device fio job")
+        for key in ("iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+        if self.iodepth_batch_submit > self.iodepth:
+            raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
+        if self.iodepth_batch_complete_min > self.iodepth:
+            raise ValueError(f"iodepth_batch_complete_min: must be <= iodepth ({self.iodepth})")
+        if not 0 <= self.rwmixread <= 100:
+            raise ValueError(f"rwmixread: must be in 0..100, got {self.rwmixread}")
+        if self.runtime_s <= 0:
+            raise ValueError(f"runtime_s: must be > 0, got {self.runtime_s}")
+        if not 0 <= self.ramp_time_s < self.runtime_s:
+            raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
+        if self.number_ios < 0:
+            raise ValueError(f"number_ios: must be >= 0, got {self.number_ios}")
+
+    @property
+    def bs_bytes(self) -> int:
+        return parse_size(self.bs, "bs")
+
+    @property
+    def size_bytes(self) -> int:
+        return parse_size(self.size, "size")
+
+    @property
+    def offset_bytes(self) -> int:
+        return parse_size(self.offset, "offset")
+
+
+_CHUNK = 4096  # random numbers drawn per refill (vectorised)
+
+
+class _Job:
+    """One fio job: keeps ``iodepth`` I/Os in flight against one block queue."""
+
+    def __init__(self, fio: "FioJob", index: int, rng: np.random.Generator) -> None:
+        cfg = fio.cfg
+        self.fio = fio
+        self.index = index
+        self.rng = rng
+        self.bs = cfg.bs_bytes
+        self.region_start = cfg.offset_bytes + index * cfg.size_bytes
+        self.n_blocks = cfg.size_bytes // self.bs
+        self.random = cfg.rw.startswith("rand")
+        self.mixed = cfg.rw in ("randrw", "readwrite")
+        self.fixed_op = WRITE if cfg.rw in ("write", "randwrite") else READ
+        self.next_block = 0
+        self.iodepth = 1 if cfg.ioengine == "psync" else cfg.iodepth
+        self.batch = 1 if cfg.ioengine == "psync" else cfg.iodepth_batch_submit
+        self.complete_min = 1 if cfg.ioengine == "psync" else cfg.iodepth_batch_complete_min
+        self.in_flight = 0
+        self.reaped = 0          # completions since the last refill
+        self.issued = 0
+        self.limit = cfg.number_ios or None
+        self.blocked = False
+        self._blocks = np.empty(0, dtype=np.int64)
+        self._reads = np.empty(0, dtype=bool)
+        self._pos = 0
+        self._n = 0
+
+    def _draw(self) -> tuple[int, int]:
+        """Next (op, block): uniform random blocks drawn in vectorised chunks, or the
+        next block of a sequential stream (wrapping at the end of the region)."""
+        if (self.random or self.mixed) and self._pos >= self._n:
+            if self.random:
+                self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK)
+            if self.mixed:
+                self._reads = self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread
+            self._pos, self._n = 0, _CHUNK
+        i = self._pos
+        self._pos += 1
+        if self.random:
+            block = int(self._blocks[i])
+        else:
+            block = self.next_block
+            self.next_block = (block + 1) % self.n_blocks
+        op = (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
+        return op, block
+
+    def refill(self) -> None:
+        """Queue new I/Os up to iodepth, submitting in batches of iodepth_batch_submit."""
+        fio = self.fio
+        if self.blocked or fio.stopping:
+            return
+        self.reaped = 0
+        while self.in_flight < self.iodepth:
+            room = self.iodepth - self.in_flight
+            n = min(self.batch, room)
+            if self.limit is not None:
+                n = min(n, self.limit - self.issued)
+                if n <= 0:
+                    return
+            if n < self.batch and room >= self.batch:
+                return
+            bios = []
+            for _ in range(n):
+                op, block = self._draw()
+                bios.append(IORequest(op, self.region_start + block * self.bs, self.bs,
+                                      self.on_done, True, False, self.index))
+            self.in_flight += n
+            self.issued += n
+            gate = fio.queue.submit(bios if n > 1 else bios[0], plug=n > 1)
+            if gate is not None:
+                self.blocked = True
+                gate.add_callback(self._unblocked)
+                return
+
+    def _unblocked(self, _value) -> None:
+        self.blocked = False
+        self.refill()
+
+    def on_done(self, bio: IORequest) -> None:
+        fio = self.fio
+        self.in_flight -= 1
+        self.reaped += 1
+        if bio.submit_ns >= fio.measure_from_ns:
+            fio.lat[bio.op].add(bio.done_ns - bio.submit_ns)
+            fio.bytes_done[bio.op] += bio.size_bytes
+        if self.reaped >= self.complete_min or self.in_flight == 0:
+            self.refill()
+        if self.in_flight == 0 and (fio.stopping or (self.limit is not None and self.issued >= self.limit)):
+            fio.job_finished()
+
+
+class FioJob:
+    """A group of ``numjobs`` jobs with the same options against one block queue."""
+
+    def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
+                 rng: np.random.Generator) -> None:
+        end = cfg.offset_bytes + cfg.numjobs * cfg.size_bytes
+        if end > queue.device.capacity_bytes:
+            raise ValueError(f"size: numjobs x size + offset ({end} bytes) exceeds device "
+                             f"{queue.device.name!r} ({queue.device.capacity_bytes} bytes)")
+        self.sim = sim
+        self.cfg = cfg
+        self.queue = queue
+        self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
+        self.bytes_done = {READ: 0, WRITE: 0}
+        self.stopping = False
+        self.running = 0
+        self.measure_from_ns = int(cfg.ramp_time_s * 1e9)
+        self.end_ns = int(cfg.runtime_s * 1e9)
+        seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs) if hasattr(rng.bit_generator, "seed_seq") else None
+        self.jobs = [_Job(self, j, np.random.default_rng(seeds[j]) if seeds else rng)
+                     for j in range(cfg.numjobs)]
+        self.started_ns = 0
+        self.finished_ns: int | None = None
+        self._iostat_from: tuple | None = None
+
+    def start(self) -> None:
+        self.running = len(self.jobs)
+        self.started_ns = self.sim.now_ns
+        self._iostat_from = self.queue.snapshot()
+        self.sim.at(self.started_ns + self.measure_from_ns, self._begin_measure)
+        self.sim.at(self.started_ns + self.end_ns, self._stop)
+        for job in self.jobs:
+            job.refill()
+
+    def _begin_measure(self, _arg=None) -> None:
+        self._iostat_from = self.queue.snapshot()
+        self.measure_from_ns = self.sim.now_ns
+
+    def _stop(self, _arg=None) -> None:
+        if self.finished_ns is None:
+            self.finished_ns = self.sim.now_ns
+            self._iostat = self.queue.iostat(self._iostat_from)
+        self.stopping = True
+        self.sim.stop()
+
+    def job_finished(self) -> None:
+        self.running -= 1
+        if self.running == 0 and not self.stopping:
+            self._stop()
+
+    def results(self) -> dict:
+        """fio-style summary over the measured interval (after ramp_time)."""
+        if self.finished_ns is None:
+            self._stop()
+        secs = (self.finished_ns - self.measure_from_ns) / 1e9
+        out: dict = {"runtime_s": secs}
+        total_ios = 0
+        total_bytes = 0
+        for op, name in ((READ, "read"), (WRITE, "write")):
+            n = len(self.lat[op])
+            total_ios += n
+            total_bytes += self.bytes_done[op]
+            out[f"{name}_iops"] = n / secs if secs > 0 else 0.0
+            out[f"{name}_MB_s"] = self.bytes_done[op] / 2**20 / secs if secs > 0 else 0.0
+            out.update(self.lat[op].summary(prefix=f"{name}_clat"))
+        out["iops"] = total_ios / secs if secs > 0 else 0.0
+        out["MB_s"] = total_bytes / 2**20 / secs if secs > 0 else 0.0
+        return out
+
+    def iostat(self) -> dict:
+        if self.finished_ns is None:
+            self._stop()
+        return self._iostat

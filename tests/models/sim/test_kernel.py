@@ -1,0 +1,139 @@
+"""Exact event-order traces of the kernel and its primitives."""
+import pytest
+
+from models.sim import BoundedQueue, Condition, Mutex, Semaphore, SimulationError, Simulator, all_of
+
+
+def test_callbacks_run_in_time_then_insertion_order():
+    sim = Simulator()
+    log = []
+    sim.at(20, log.append, "c")
+    sim.at(10, log.append, "a")
+    sim.at(10, log.append, "b")
+    sim.after(5, log.append, "first")
+    sim.run()
+    assert log == ["first", "a", "b", "c"]
+    assert sim.now_ns == 20
+    assert sim.events_processed == 4
+
+
+def test_run_until_stops_the_clock_exactly():
+    sim = Simulator()
+    log = []
+    sim.at(10, log.append, 1)
+    sim.at(30, log.append, 2)
+    assert sim.run(until_ns=20) == 20
+    assert log == [1]
+    sim.run()
+    assert log == [1, 2]
+
+
+def test_scheduling_in_the_past_is_an_error():
+    sim = Simulator()
+    sim.at(10, lambda _: sim.at(5, print))
+    with pytest.raises(SimulationError):
+        sim.run()
+
+
+def test_two_threads_and_a_mutex():
+    sim = Simulator()
+    mutex = Mutex(sim, "m")
+    log = []
+
+    def worker(name, hold_ns, start_ns):
+        yield start_ns
+        log.append((name, "wants", sim.now_ns))
+        yield mutex.acquire()
+        log.append((name, "holds", sim.now_ns))
+        yield hold_ns
+        mutex.release()
+        log.append((name, "released", sim.now_ns))
+
+    sim.spawn(worker("a", 100, 0))
+    sim.spawn(worker("b", 50, 10))
+    sim.run()
+    assert log == [
+        ("a", "wants", 0), ("a", "holds", 0),
+        ("b", "wants", 10),
+        ("a", "released", 100), ("b", "holds", 100),
+        ("b", "released", 150),
+    ]
+    assert mutex.contended == 1 and mutex.wait_ns_total == 90
+
+
+def test_semaphore_admits_capacity_then_fifo():
+    sim = Simulator()
+    sem = Semaphore(sim, 2)
+    log = []
+
+    def user(name):
+        yield sem.acquire()
+        log.append((name, "in", sim.now_ns))
+        yield 10
+        sem.release()
+
+    for name in "abcd":
+        sim.spawn(user(name))
+    sim.run()
+    assert log == [("a", "in", 0), ("b", "in", 0), ("c", "in", 10), ("d", "in", 10)]
+
+
+def test_bounded_queue_blocks_producer_when_full():
+    sim = Simulator()
+    q = BoundedQueue(sim, capacity=1)
+    log = []
+
+    def producer():
+        for i in range(3):
+            yield q.put(i)
+            log.append(("put", i, sim.now_ns))
+
+    def consumer():
+        yield 100
+        for _ in range(3):
+            item = yield q.get()
+            log.append(("got", item, sim.now_ns))
+            yield 50
+
+    sim.spawn(producer())
+    sim.spawn(consumer())
+    sim.run()
+    assert log == [
+        ("put", 0, 0),
+        ("got", 0, 100), ("put", 1, 100),
+        ("got", 1, 150), ("put", 2, 150),
+        ("got", 2, 200),
+    ]
+
+
+def test_condition_wakes_all_waiters_with_value_and_process_return_values():
+    sim = Simulator()
+    cond = Condition(sim)
+    log = []
+
+    def waiter(name):
+        value = yield cond.wait()
+        log.append((name, value, sim.now_ns))
+        return name
+
+    def notifier():
+        yield 7
+        cond.notify_all("go")
+
+    procs = [sim.spawn(waiter("x")), sim.spawn(waiter("y"))]
+    sim.spawn(notifier())
+    done = all_of(sim, procs)
+    sim.run()
+    assert log == [("x", "go", 7), ("y", "go", 7)]
+    assert done.triggered and [p.value for p in procs] == ["x", "y"]
+
+
+def test_yielding_garbage_is_a_clear_error():
+    sim = Simulator()
+
+    def bad():
+        yield "soon"
+
+    sim.spawn(bad(), name="bad")
+    with pytest.raises(SimulationError, match="bad"):
+        sim.run()
