@@ -647,6 +647,19 @@ def read_csv_trace(path: str | Path) -> Trace:
     return parse_csv_trace(Path(path).read_text())
 
 
+def read_trace(path: str | Path, fmt: str = "auto") -> Trace:
+    """Read a trace file: ``validate`` (DiskSim), ``csv`` (time_us,op,offset,size) or
+    ``auto`` (by extension: .csv -> csv, anything else -> validate)."""
+    path = Path(path)
+    if fmt == "auto":
+        fmt = "csv" if path.suffix.lower() == ".csv" else "validate"
+    if fmt == "csv":
+        return read_csv_trace(path)
+    if fmt == "validate":
+        return read_validate_trace(path)
+    raise ValueError(f"iolog_format: must be auto, csv or validate, got {fmt!r}")
+
+
 def rotation_ns(model: DiskModel) -> float:
     return 60e9 / model.rpm
 

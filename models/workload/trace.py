@@ -200,6 +200,26 @@ class TraceReplay:
     def service_ns(self) -> np.ndarray:
         return self.done_ns - self.dispatch_ns
 
+    def results(self) -> dict:
+        """The run's flat summary (the pipeline's workload interface)."""
+        return self.summary()
+
+    def detail(self) -> dict:
+        """Per-request columns (numpy arrays) for a detail table beside the summary."""
+        n = self.n
+        return {
+            "request": np.arange(n, dtype=np.int64),
+            "op": np.asarray(self._ops[:n], dtype=np.int8),
+            "offset_bytes": np.asarray(self._off[:n], dtype=np.int64),
+            "size_bytes": np.asarray(self._size[:n], dtype=np.int64),
+            "issue_ns": self.issue_ns.copy(),
+            "dispatch_ns": self.dispatch_ns.copy(),
+            "done_ns": self.done_ns.copy(),
+            "response_ns": self.response_ns,
+            "service_ns": self.service_ns,
+            "cache_hit": self.cache_hit.copy(),
+        }
+
     def summary(self) -> dict:
         """Flat counters: requests, reads, writes, mean/p50/p99 response, cache hits."""
         ok = self.done_ns >= 0

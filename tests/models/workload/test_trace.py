@@ -120,3 +120,12 @@ def test_replay_is_deterministic_and_summarised():
     s = a.summary()
     assert s["requests"] == s["completed"] == n
     assert s["reads"] + s["writes"] == n
+
+
+def test_detail_columns_per_request():
+    rp, _ = run(TraceConfig(mode="closed"), [READ, WRITE], [0, 4096], [4096, 512], [0, 0])
+    d = rp.detail()
+    assert d["request"].tolist() == [0, 1]
+    assert d["op"].tolist() == [READ, WRITE]
+    assert d["response_ns"].tolist() == [108_000, 101_000]
+    assert rp.results()["requests"] == 2
