@@ -41,7 +41,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-SECTOR_BYTES = 512
+from ..sim import Simulator
+from .base import Device
+from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
+from .hdd_mech import C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, build_state
+from .request import WRITE, IORequest
+
+SECTOR_BYTES = 512  # also models.device.request.SECTOR_BYTES
 
 
 @dataclass(frozen=True)
@@ -241,6 +247,89 @@ class HDDConfig:
     @property
     def revolution_ns(self) -> float:
         return 60e9 / self.rpm
+
+
+
+class HDD(Device):
+    """A disk drive; ``HDD(sim, name, cfg)``.
+
+    The base ``Device`` owns the command queue (``queue_depth`` tags); this class
+    mirrors it in the compiled state vector (``hdd_submit`` at submit, one
+    ``hdd_dispatch`` call per command choosing and serving it) and runs idle-time
+    destage of the write cache. Read-ahead needs no events: its progress follows
+    from the layout and the clock.
+    """
+
+    kind = "hdd"
+
+    def __init__(self, sim: Simulator, name: str, cfg: HDDConfig) -> None:
+        super().__init__(sim, name, cfg.sectors * SECTOR_BYTES, queue_depth=cfg.queue_depth,
+                         n_servers=1)
+        self.cfg = cfg
+        self.S = build_state(cfg)
+        self._destaging_bytes = 0
+
+    # -- interface ------------------------------------------------------------------
+    def submit(self, req: IORequest) -> None:
+        now = self.sim.now_ns
+        req.dispatch_ns = now
+        op = req.op
+        if op <= WRITE:
+            off = req.offset_bytes
+            end = off + req.size_bytes
+            if off < 0 or req.size_bytes <= 0 or end > self.capacity_bytes:
+                raise ValueError(f"{self.name}: {req} outside the drive's {self.capacity_bytes} bytes")
+            lba = off // SECTOR_BYTES
+            hdd_submit(self.S, lba, -(-end // SECTOR_BYTES) - lba, op, 1 if req.fua else 0, now)
+        else:
+            hdd_submit(self.S, 0, 0, op, 0, now)
+        self.inflight += 1
+        self.queue.append(req)
+        if self.free_servers:
+            self._start_next()
+
+    def volatile_bytes(self) -> int:
+        return int(self.S[D_SECT]) * SECTOR_BYTES + self._destaging_bytes
+
+    def stats(self) -> dict:
+        out = super().stats()
+        S = self.S
+        out.update(media_accesses=int(S[C_SEEKS]), destages=int(S[C_DESTAGES]),
+                   stream_hits=int(S[C_STREAM_HITS]), segment_hits=int(S[C_SEG_HITS]))
+        return out
+
+    # -- queueing and time ------------------------------------------------------------
+    def _start_next(self) -> None:
+        if not self.free_servers:
+            return
+        if self.queue:
+            idx, done_ns, hit = hdd_dispatch(self.S, self.sim.now_ns)
+            req = self.queue.pop(idx)
+            req.cache_hit = hit == 1
+            self.free_servers = 0
+            self.busy_ns += done_ns - self.sim.now_ns
+            self.sim.at(done_ns, self._finish, req)
+        elif self.S[D_N] > 0.0:
+            self._start_destage()
+
+    def _finish(self, req: IORequest) -> None:
+        super()._finish(req)
+        if self.free_servers and not self.queue and self.S[D_N] > 0.0:
+            self._start_destage()   # idle: write back the cache
+
+    def _start_destage(self) -> None:
+        S = self.S
+        before = S[D_SECT]
+        done_ns = hdd_destage_idle(S, self.sim.now_ns)
+        self._destaging_bytes = int(before - S[D_SECT]) * SECTOR_BYTES
+        self.free_servers = 0
+        self.busy_ns += done_ns - self.sim.now_ns
+        self.sim.at(done_ns, self._destage_done, None)
+
+    def _destage_done(self, _arg) -> None:
+        self._destaging_bytes = 0
+        self.free_servers = 1
+        self._start_next()
 
 
 def hdd_config_fields() -> list[str]:

@@ -1,0 +1,373 @@
+"""HDD firmware: the segmented buffer, read-ahead, the write cache and the command
+dispatch step, compiled over the drive's state vector (layout in ``hdd_mech``).
+
+Modelled:
+- Buffer segments hold LBA ranges that were read or written (LRU replacement). A
+  read wholly inside one is a hit: controller overhead plus interface transfer.
+- Read-ahead: after a media read the head keeps reading the following sectors into a
+  segment (up to ``read_ahead_max_bytes`` past the last sector the host asked for)
+  until the arm is needed for another command. The stream is not simulated sector by
+  sector: its anchor (sector, start time) and the layout give the position at any
+  time. A read that starts inside the stream's window is served as the sectors come
+  off the platter, and extends the window; a stream that reached its window's end
+  pauses and resumes (after a rotational wait) when a hit extends the window again.
+  ``read_ahead_min_bytes`` are read even if another command is waiting.
+- Write cache (WCE): writes complete once transferred into the buffer; dirty extents
+  (sequential writes coalesce) are destaged oldest-window SPTF (the drive considers
+  the ``P_DWIN`` oldest extents) when the drive is idle, when a write does not fit
+  under the dirty limit, and by FLUSH. FUA writes and writes larger than the cache go
+  to the media.
+- Dispatch: FLUSH is a barrier; with ``sptf`` the command with the earliest start
+  (buffer hits at once) goes next unless the oldest is past the age limit.
+
+Deliberately not modelled: partial hits (a read only partly in the buffer goes to the
+media whole), read hits on data still being destaged versus already destaged (both
+hit), overlap of a rewrite with older dirty data (each is destaged), adaptive
+segmentation, write-data contention with read data on the host link.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+
+from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
+                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
+                       OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
+                       P_OVH_FL, P_OVH_RH, P_OVH_RM, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
+                       P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
+                       Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP, Q_T, QCOLS, SEG_CLOCK, SEGCOLS, ST_LBA,
+                       ST_LO, ST_MIN, ST_ON, ST_SEG, ST_STOP, ST_T, begin_time, locate, reach,
+                       sptf_pick, stream_pos, stream_times, xfer)
+
+
+# -- buffer segments ------------------------------------------------------------------
+@numba.njit(cache=True)
+def seg_lookup(S, a, b, skip):
+    """Index of a segment (other than ``skip``) holding all of [a, b), or -1."""
+    og = int(S[O_SEG])
+    for k in range(int(S[P_NSEG])):
+        r = og + k * SEGCOLS
+        if k != skip and S[r + G_START] >= 0.0 and S[r + G_START] <= a and b <= S[r + G_END]:
+            return k
+    return -1
+
+
+@numba.njit(cache=True)
+def seg_touch(S, k):
+    S[SEG_CLOCK] += 1.0
+    S[int(S[O_SEG]) + k * SEGCOLS + G_STAMP] = S[SEG_CLOCK]
+
+
+@numba.njit(cache=True)
+def seg_victim(S, skip):
+    og = int(S[O_SEG])
+    best = -1
+    best_stamp = 0.0
+    for k in range(int(S[P_NSEG])):
+        if k == skip:
+            continue
+        st = S[og + k * SEGCOLS + G_STAMP]
+        if best < 0 or st < best_stamp:
+            best = k
+            best_stamp = st
+    return best
+
+
+@numba.njit(cache=True)
+def seg_put(S, a, b):
+    """Record [a, b) as held in the buffer: extend a segment ending at ``a`` or take
+    the least recently used one."""
+    segsec = S[P_SEGSEC]
+    if segsec <= 0.0:
+        return
+    skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
+    og = int(S[O_SEG])
+    for k in range(int(S[P_NSEG])):
+        r = og + k * SEGCOLS
+        if k != skip and S[r + G_START] >= 0.0 and S[r + G_END] == a:
+            S[r + G_END] = b
+            S[r + G_START] = max(S[r + G_START], b - segsec)
+            seg_touch(S, k)
+            return
+    k = seg_victim(S, skip)
+    if k < 0:
+        return
+    r = og + k * SEGCOLS
+    S[r + G_START] = max(a, b - segsec)
+    S[r + G_END] = b
+    seg_touch(S, k)
+
+
+# -- read-ahead stream ----------------------------------------------------------------
+@numba.njit(cache=True)
+def stream_peek(S, t):
+    """Where the arm is when it can leave the stream, wanted from time ``t``:
+    (free time, cylinder, head, first sector the stream has not read). No state
+    change."""
+    if S[ST_ON] == 0.0:
+        return t, S[H_CYL], S[H_HEAD], -1.0
+    t_free = t
+    if S[ST_MIN] > S[ST_LBA]:
+        t_min_begin, t_min_end = stream_times(S, S[ST_LBA], S[ST_T], S[ST_MIN])
+        if t_min_end > t_free:
+            t_free = t_min_end
+    x, c, h = stream_pos(S, S[ST_LBA], S[ST_T], t_free, S[ST_STOP])
+    return t_free, c, h, x
+
+
+@numba.njit(cache=True)
+def stream_stop(S, t):
+    """The arm is needed elsewhere from ``t``: end the stream, keep what it read in
+    its segment, and return (free time, cylinder, head)."""
+    if S[ST_ON] == 0.0:
+        return t, S[H_CYL], S[H_HEAD]
+    t_free, c, h, x = stream_peek(S, t)
+    k = int(S[ST_SEG])
+    r = int(S[O_SEG]) + k * SEGCOLS
+    S[r + G_START] = max(S[ST_LO], x - S[P_SEGSEC])
+    S[r + G_END] = x
+    seg_touch(S, k)
+    S[ST_ON] = 0.0
+    S[ST_SEG] = -1.0
+    S[H_CYL] = c
+    S[H_HEAD] = h
+    return t_free, c, h
+
+
+@numba.njit(cache=True)
+def stream_start(S, a, b, c, h, t_end):
+    """After a media read of [a, b) that ended at ``t_end`` on track (c, h): keep
+    reading from ``b``."""
+    nsect = S[P_NSECT]
+    if S[P_RAMAX] <= 0.0 or b >= nsect or S[P_SEGSEC] <= 0.0:
+        seg_put(S, a, b)
+        return
+    k = seg_victim(S, -1)
+    r = int(S[O_SEG]) + k * SEGCOLS
+    lo = max(a, b - S[P_SEGSEC])
+    S[r + G_START] = lo
+    S[r + G_END] = b
+    seg_touch(S, k)
+    S[ST_ON] = 1.0
+    S[ST_SEG] = k
+    S[ST_LO] = lo
+    S[ST_LBA] = b
+    S[ST_T] = begin_time(S, b, c, h, t_end)
+    S[ST_STOP] = min(b + S[P_RAMAX], nsect)
+    S[ST_MIN] = min(b + S[P_RAMIN], nsect)
+
+
+@numba.njit(cache=True)
+def in_stream_window(S, a):
+    return S[ST_ON] > 0.0 and S[ST_LO] <= a and a < S[ST_STOP]
+
+
+# -- commands -------------------------------------------------------------------------
+@numba.njit(cache=True)
+def serve_read(S, a, n, now):
+    """Serve a read of n sectors at a; returns (done time, 1 if from the buffer)."""
+    b = a + n
+    bus = S[P_BUS]
+    skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
+    k = seg_lookup(S, a, b, skip)
+    if k >= 0:
+        seg_touch(S, k)
+        S[C_SEG_HITS] += 1.0
+        return now + S[P_OVH_RH] + n * bus, 1
+    if in_stream_window(S, a):
+        t = now + S[P_OVH_RH]
+        la = S[ST_LBA]
+        stop = S[ST_STOP]
+        x, c, h = stream_pos(S, la, S[ST_T], t, stop)
+        if a >= x - S[P_SEGSEC]:
+            done = t + n * bus
+            if b > x:
+                if x >= stop:
+                    # paused at the window's end: resume reading at ``stop``
+                    c2, h2, s2, spt2, a2 = locate(S, stop)
+                    S[ST_LBA] = stop
+                    S[ST_T] = reach(S, c, h, t, c2, h2, a2, False, 0.0)
+                tb_begin, tb_end = stream_times(S, S[ST_LBA], S[ST_T], b)
+                if tb_end + bus > done:
+                    done = tb_end + bus
+                S[ST_LBA] = b
+                S[ST_T] = tb_begin
+            elif x >= stop and b + S[P_RAMAX] > stop and stop < S[P_NSECT]:
+                c2, h2, s2, spt2, a2 = locate(S, stop)
+                S[ST_LBA] = stop
+                S[ST_T] = reach(S, c, h, t, c2, h2, a2, False, 0.0)
+            S[ST_STOP] = min(max(stop, b + S[P_RAMAX]), S[P_NSECT])
+            S[ST_MIN] = max(S[ST_MIN], min(b + S[P_RAMIN], S[P_NSECT]))
+            S[C_STREAM_HITS] += 1.0
+            return done, 1
+    t = now + S[P_OVH_RM]
+    t_free, c0, h0 = stream_stop(S, t)
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, False, 0.0)
+    S[H_CYL] = c
+    S[H_HEAD] = h
+    S[C_SEEKS] += 1.0
+    stream_start(S, a, b, c, h, te)
+    done = te + bus
+    if tf + n * bus > done:
+        done = tf + n * bus
+    return done, 0
+
+
+@numba.njit(cache=True)
+def destage_one(S, t):
+    """Write one dirty extent to the media from time ``t`` (SPTF over the oldest
+    ``P_DWIN`` extents); returns when it is on the platter."""
+    t_free, c0, h0 = stream_stop(S, t)
+    od = int(S[O_DIRTY])
+    dn = int(S[D_N])
+    win = min(dn, int(S[P_DWIN]))
+    best = 0
+    best_t = math.inf
+    for i in range(win):
+        c, h, s, spt, ang = locate(S, S[od + i * DCOLS])
+        tt = reach(S, c0, h0, t_free, c, h, ang, True, 0.0)
+        if tt < best_t:
+            best_t = tt
+            best = i
+    a = S[od + best * DCOLS]
+    n = S[od + best * DCOLS + 1]
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, 0.0)
+    for j in range(od + best * DCOLS, od + (dn - 1) * DCOLS):
+        S[j] = S[j + DCOLS]
+    S[D_N] = dn - 1
+    S[D_SECT] -= n
+    S[H_CYL] = c
+    S[H_HEAD] = h
+    S[C_DESTAGES] += 1.0
+    return te
+
+
+@numba.njit(cache=True)
+def write_cacheable(S, n, fua):
+    return S[P_WCE] > 0.0 and fua == 0.0 and n <= S[P_WCMAX]
+
+
+@numba.njit(cache=True)
+def serve_write(S, a, n, fua, now):
+    bus = S[P_BUS]
+    if write_cacheable(S, n, fua):
+        t = now + S[P_OVH_WH] + n * bus
+        while S[D_N] > 0.0 and (S[D_SECT] + n > S[P_WCMAX] or S[D_N] >= S[P_DCAP]):
+            t = destage_one(S, t)
+        od = int(S[O_DIRTY])
+        dn = int(S[D_N])
+        last = od + (dn - 1) * DCOLS
+        if dn > 0 and S[last] + S[last + 1] == a:
+            S[last + 1] += n      # sequential writes coalesce into one extent
+        else:
+            S[od + dn * DCOLS] = a
+            S[od + dn * DCOLS + 1] = n
+            S[D_N] = dn + 1
+        S[D_SECT] += n
+        seg_put(S, a, a + n)
+        return t, 1
+    t = now + S[P_OVH_WM]
+    t_free, c0, h0 = stream_stop(S, t)
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, t + n * bus)
+    S[H_CYL] = c
+    S[H_HEAD] = h
+    S[C_SEEKS] += 1.0
+    seg_put(S, a, a + n)
+    return te, 0
+
+
+@numba.njit(cache=True)
+def serve_flush(S, now):
+    t = now + S[P_OVH_FL]
+    while S[D_N] > 0.0:
+        t = destage_one(S, t)
+    return t
+
+
+# -- entry points called from Python (one call per command) ---------------------------
+@numba.njit(cache=True)
+def hdd_submit(S, lba, n, op, fua, now):
+    """Append a command to the queue and precompute its target (first sector)."""
+    qn = int(S[Q_N])
+    r = int(S[O_Q]) + qn * QCOLS
+    S[r + Q_LBA] = lba
+    S[r + Q_NS] = n
+    S[r + Q_OP] = op
+    S[r + Q_FUA] = fua
+    S[r + Q_T] = now
+    hit = 0.0
+    if op == OP_READ:
+        skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
+        if seg_lookup(S, lba, lba + n, skip) >= 0:
+            hit = 1.0       # in the buffer on arrival (re-checked when served)
+    elif op != OP_WRITE:
+        hit = 1.0           # flush/discard: no positioning
+    S[r + Q_HIT] = hit
+    S[r + Q_HIT0] = hit
+    if op == OP_READ or op == OP_WRITE:
+        c, h, s, spt, ang = locate(S, lba)
+        S[r + Q_CYL] = c
+        S[r + Q_HEAD] = h
+        S[r + Q_ANG] = ang
+    S[Q_N] = qn + 1
+
+
+@numba.njit(cache=True)
+def hdd_dispatch(S, now):
+    """Choose the next queued command, serve it and remove it from the queue.
+    Returns (queue index, completion time in int ns, 1 if served from the buffer)."""
+    oq = int(S[O_Q])
+    qn = int(S[Q_N])
+    ncand = qn
+    for i in range(qn):
+        if S[oq + i * QCOLS + Q_OP] == OP_FLUSH:
+            ncand = i
+            break
+    idx = 0
+    if ncand > 1 and S[P_SPTF] > 0.0 and not (S[P_AGE] > 0.0 and now - S[oq + Q_T] > S[P_AGE]):
+        # a read inside the read-ahead window, or a write the cache takes, needs no
+        # positioning (buffer hits were marked at submit)
+        stream_on = S[ST_ON] > 0.0
+        wce = S[P_WCE] > 0.0
+        if stream_on or wce:
+            for i in range(ncand):
+                r = oq + i * QCOLS
+                op = S[r + Q_OP]
+                if op == OP_READ:
+                    S[r + Q_HIT] = 1.0 if (S[r + Q_HIT0] > 0.0 or (
+                        stream_on and in_stream_window(S, S[r + Q_LBA]))) else 0.0
+                elif op == OP_WRITE:
+                    n = S[r + Q_NS]
+                    S[r + Q_HIT] = 1.0 if (write_cacheable(S, n, S[r + Q_FUA])
+                                           and S[D_SECT] + n <= S[P_WCMAX]) else 0.0
+        t_arm, c0, h0, x = stream_peek(S, now + S[P_OVH_RM])
+        t_arm_w = max(t_arm, now + S[P_OVH_WM])
+        idx = sptf_pick(S, ncand, c0, h0, t_arm, t_arm_w, now)
+    r = oq + idx * QCOLS
+    op = S[r + Q_OP]
+    if op == OP_READ:
+        done, hit = serve_read(S, S[r + Q_LBA], S[r + Q_NS], now)
+    elif op == OP_WRITE:
+        done, hit = serve_write(S, S[r + Q_LBA], S[r + Q_NS], S[r + Q_FUA], now)
+    elif op == OP_FLUSH:
+        done, hit = serve_flush(S, now), 0
+    else:
+        done, hit = now + S[P_OVH_WH], 0
+    for j in range(r, oq + (qn - 1) * QCOLS):
+        S[j] = S[j + QCOLS]
+    S[Q_N] = qn - 1
+    d = int(math.ceil(done - 1e-6))
+    if d < now:
+        d = now
+    return idx, d, hit
+
+
+@numba.njit(cache=True)
+def hdd_destage_idle(S, now):
+    """Idle drive with dirty data: destage one extent; returns its end (int ns)."""
+    done = destage_one(S, now)
+    d = int(math.ceil(done - 1e-6))
+    if d < now:
+        d = now
+    return d

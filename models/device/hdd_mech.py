@@ -1,0 +1,336 @@
+"""HDD mechanics as compiled pure functions over one float64 state vector.
+
+What is modelled here: the LBA -> (cylinder, head, sector, angle) map over zones with
+track and cylinder skew; seek time by cylinder distance (a per-distance table built
+once from a measured curve or from three data-sheet points); head switch and write
+settle; the platter angle as a function of absolute time (``t mod revolution``);
+positioning time (arm movement, then the rotational wait until the target sector
+comes under the head); media transfer across tracks and zones (each track switch
+waits for the skewed first sector of the next track); the position of a read-ahead
+stream at a given time; and the shortest-positioning-time-first choice among queued
+commands.
+
+Everything a compiled function needs lives in one float64 array ``S`` (a numba
+call costs ~0.2 us per array argument, so the drive passes a single array): a header
+of parameters and small mutable state at the fixed slots below, then the zone table,
+the seek table, the command queue, the buffer segments and the dirty list at
+offsets recorded in the header. Times in ``S`` are float nanoseconds (absolute
+simulated time); LBAs and counts are exact integers stored as floats (< 2**53).
+
+Deliberately not modelled: seek-time variance, zero-latency (out-of-order) reads
+of a track, sparing/defect slips, the acceleration profile beyond the seek table.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+# -- header slots ---------------------------------------------------------------------
+P_REV, P_SURF, P_NZONE, P_NCYL, P_HS, P_SETTLE = 0, 1, 2, 3, 4, 5
+P_OVH_RH, P_OVH_RM, P_OVH_WH, P_OVH_WM, P_OVH_FL = 6, 7, 8, 9, 10
+P_BUS = 11          # ns per 512-byte sector on the host link
+P_NSEG, P_SEGSEC, P_RAMAX, P_RAMIN = 12, 13, 14, 15   # sectors
+P_WCE, P_WCMAX, P_QD, P_SPTF, P_AGE, P_NSECT, P_DCAP, P_DWIN = 16, 17, 18, 19, 20, 21, 22, 23
+O_ZONE, O_SEEK, O_Q, O_SEG, O_DIRTY = 24, 25, 26, 27, 28
+H_CYL, H_HEAD, Q_N = 32, 33, 34
+ST_ON, ST_LBA, ST_T, ST_STOP, ST_LO, ST_SEG, ST_MIN = 35, 36, 37, 38, 39, 40, 41
+D_N, D_SECT, SEG_CLOCK = 42, 43, 44
+C_SEEKS, C_DESTAGES, C_STREAM_HITS, C_SEG_HITS = 45, 46, 47, 48
+HEADER = 64
+
+ZCOLS = 8
+Z_LBA0, Z_CYL0, Z_CYL1, Z_SPT, Z_TSKEW, Z_CSKEW, Z_OFF, Z_END = range(8)
+QCOLS = 10
+Q_LBA, Q_NS, Q_OP, Q_FUA, Q_T, Q_CYL, Q_HEAD, Q_ANG, Q_HIT, Q_HIT0 = range(10)
+SEGCOLS = 3
+G_START, G_END, G_STAMP = range(3)
+DCOLS = 2
+
+OP_READ, OP_WRITE, OP_FLUSH, OP_DISCARD = 0, 1, 2, 3
+EPS_NS = 1.0   # a sector reached up to 1 ns "late" (float rounding) counts as on time
+
+
+# -- building the state vector (plain numpy, once per drive) -----------------------------
+def seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
+                  curve_cyl: tuple = (), curve_ms: tuple = ()) -> np.ndarray:
+    """Seek time in ns for every distance 0..n_cyl-1.
+
+    A measured curve is interpolated linearly (seek(0) = 0, flat past its last point).
+    Otherwise the three data-sheet points define seek(d) = single + b*(sqrt(d) - 1)
+    up to a knee K and a straight line from there to ``full_ms`` at n_cyl - 1; b and
+    K are solved so that the line continues the square-root part smoothly (equal
+    slope at K) and the mean over uniformly random start and end cylinders (distance
+    density 2(N-d)/N^2) equals ``avg_ms``. Short seeks are acceleration-limited
+    (time ~ sqrt(distance)), long ones coast at top speed (time ~ distance): Ruemmler
+    & Wilkes 1994.
+    """
+    d = np.arange(n_cyl, dtype=np.float64)
+    if len(curve_cyl):
+        xs = np.concatenate(([0.0], np.asarray(curve_cyl, dtype=np.float64)))
+        ys = np.concatenate(([0.0], np.asarray(curve_ms, dtype=np.float64)))
+        return np.interp(d, xs, ys) * 1e6
+    n = float(n_cyl)
+    dmax = max(2.0, n - 1.0)
+    # the fit works on a grid of distances (the mean is an integral over d)
+    dg = np.unique(np.concatenate((np.arange(1.0, min(dmax, 256.0) + 1.0),
+                                   np.linspace(1.0, dmax, 4096))))
+    wg = np.gradient(dg) * 2.0 * (n - dg) / (n * n)
+    wg /= wg.sum()
+
+    def shape_base(k, x):
+        frac = np.clip((x - k) / (dmax - k), 0.0, None)
+        shape = np.where(x <= k, np.sqrt(np.minimum(x, k)) - 1.0, (np.sqrt(k) - 1.0) * (1.0 - frac))
+        base = np.where(x <= k, single_ms, single_ms + (full_ms - single_ms) * frac)
+        return shape, base
+
+    best = None
+    for k in np.unique(np.geomspace(2.0, dmax - 1.0, 300).astype(np.int64)).astype(np.float64):
+        shape, base = shape_base(k, dg)
+        mb, ms = float((wg * base).sum()), float((wg * shape).sum())
+        if ms <= 0:
+            continue
+        b = (avg_ms - mb) / ms
+        if b <= 0:
+            continue
+        tk = single_ms + b * (np.sqrt(k) - 1.0)
+        if tk >= full_ms:
+            continue
+        mismatch = abs(b / (2.0 * np.sqrt(k)) - (full_ms - tk) / (dmax - k))
+        if best is None or mismatch < best[0]:
+            best = (mismatch, k, b)
+    if best is None:
+        raise ValueError("seek_avg_ms: no seek curve through these three points "
+                         "(average too close to single-cylinder or full-stroke time)")
+    _, k, b = best
+    shape, base = shape_base(k, d)
+    best = (0.0, base + b * shape)
+    out = best[1]
+    out[0] = 0.0
+    return out * 1e6
+
+
+def zone_table(zones, surfaces: int, capacity_sectors: int) -> np.ndarray:
+    """(n_zones, ZCOLS) table: first LBA, cylinders, spt, skews, offset, end LBA."""
+    rows = []
+    lba = 0
+    for z in zones:
+        n = (z.last_cyl - z.first_cyl + 1) * surfaces * z.sectors_per_track
+        rows.append((lba, z.first_cyl, z.last_cyl, z.sectors_per_track, z.track_skew_sectors,
+                     z.cylinder_skew_sectors, z.first_sector_offset, min(lba + n, capacity_sectors)))
+        lba += n
+        if lba >= capacity_sectors:
+            break
+    return np.array(rows, dtype=np.float64)
+
+
+# -- layout ----------------------------------------------------------------------------
+@numba.njit(cache=True)
+def locate(S, lba):
+    """LBA -> (cylinder, head, sector in track, sectors per track, angle in [0,1))."""
+    oz = int(S[O_ZONE])
+    lo = 0
+    hi = int(S[P_NZONE]) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if S[oz + mid * ZCOLS + Z_LBA0] <= lba:
+            lo = mid
+        else:
+            hi = mid - 1
+    r = oz + lo * ZCOLS
+    spt = S[r + Z_SPT]
+    surf = S[P_SURF]
+    rel = lba - S[r + Z_LBA0]
+    track = math.floor(rel / spt)
+    sector = rel - track * spt
+    ci = math.floor(track / surf)
+    head = track - ci * surf
+    tskew = S[r + Z_TSKEW]
+    skew = S[r + Z_OFF] + ci * ((surf - 1.0) * tskew + S[r + Z_CSKEW]) + head * tskew
+    ang = ((sector + skew) % spt) / spt
+    return S[r + Z_CYL0] + ci, head, sector, spt, ang
+
+
+# -- mechanics -------------------------------------------------------------------------
+@numba.njit(cache=True)
+def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
+    """Absolute time at which the sector at angle ``ang`` of track (cyl, head) starts
+    passing under the head, for an arm on (cyl0, head0) free from ``t_free``; the
+    transfer may not start before ``t_min``."""
+    d = abs(cyl - cyl0)
+    if d > 0:
+        m = S[int(S[O_SEEK]) + int(d)]
+        if head != head0 and m < S[P_HS]:
+            m = S[P_HS]
+    elif head != head0:
+        m = S[P_HS]
+    else:
+        m = 0.0
+    if write and m > 0.0:
+        m += S[P_SETTLE]
+    ta = t_free + m
+    if ta < t_min:
+        ta = t_min
+    rev = S[P_REV]
+    w = ang * rev - (ta % rev)
+    if w < -EPS_NS:
+        w += rev
+    if w < 0.0:
+        w = 0.0
+    return ta + w
+
+
+@numba.njit(cache=True)
+def xfer(S, lba, n, cyl0, head0, t_free, write, t_min):
+    """Position on ``lba`` and transfer ``n`` sectors to/from the media.
+
+    Returns (first sector start, first sector end, last sector end, final cylinder,
+    final head)."""
+    rev = S[P_REV]
+    cyl, head, sector, spt, ang = locate(S, lba)
+    t = reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min)
+    t_start = t
+    t_first = t + rev / spt
+    k = min(n, spt - sector)
+    t += k * rev / spt
+    lba += k
+    n -= k
+    while n > 0:
+        c2, h2, s2, spt2, a2 = locate(S, lba)
+        t = reach(S, cyl, head, t, c2, h2, a2, False, 0.0)
+        cyl = c2
+        head = h2
+        k = min(n, spt2 - s2)
+        t += k * rev / spt2
+        lba += k
+        n -= k
+    return t_start, t_first, t, cyl, head
+
+
+@numba.njit(cache=True)
+def begin_time(S, lba, cyl, head, t_end):
+    """When sector ``lba`` starts under the head if the head just finished the sector
+    before it (on track cyl/head) at ``t_end``: at once on the same track, after the
+    switch and skew otherwise."""
+    c2, h2, s2, spt2, a2 = locate(S, lba)
+    if c2 == cyl and h2 == head:
+        return t_end
+    return reach(S, cyl, head, t_end, c2, h2, a2, False, 0.0)
+
+
+@numba.njit(cache=True)
+def stream_pos(S, lba_a, t_a, t, stop):
+    """A continuous read that started sector ``lba_a`` at ``t_a`` and stops at ``stop``:
+    the first sector not yet complete at time ``t`` and the track the head is on."""
+    rev = S[P_REV]
+    lba = lba_a
+    tt = t_a
+    cyl, head, sector, spt, ang = locate(S, lba)
+    while lba < stop:
+        k = min(stop - lba, spt - sector)
+        sect = rev / spt
+        if tt + k * sect > t:
+            done = math.floor((t - tt) / sect) if t > tt else 0.0
+            return lba + done, cyl, head
+        tt += k * sect
+        lba += k
+        if lba >= stop:
+            break
+        c2, h2, s2, spt2, a2 = locate(S, lba)
+        tt2 = reach(S, cyl, head, tt, c2, h2, a2, False, 0.0)
+        cyl = c2
+        head = h2
+        sector = s2
+        spt = spt2
+        if tt2 > t:
+            return lba, cyl, head
+        tt = tt2
+    return stop, cyl, head
+
+
+@numba.njit(cache=True)
+def stream_times(S, lba_a, t_a, x):
+    """For the same continuous read: (time sector ``x`` starts, time sector x-1 ends)."""
+    if x <= lba_a:
+        return t_a, t_a
+    c, h, s, spt, ang = locate(S, lba_a)
+    ts, tf, te, c2, h2 = xfer(S, lba_a, x - lba_a, c, h, t_a, False, t_a)
+    if x >= S[P_NSECT]:
+        return te, te
+    return begin_time(S, x, c2, h2, te), te
+
+
+@numba.njit(cache=True)
+def sptf_pick(S, ncand, cyl0, head0, t_arm_read, t_arm_write, now):
+    """Index of the queued command (among the first ``ncand``) that can start soonest:
+    buffer hits (Q_HIT set) first, else the earliest time its first sector comes under
+    the head. Ties go to the older command."""
+    oq = int(S[O_Q])
+    best = 0
+    best_t = np.inf
+    for i in range(ncand):
+        r = oq + i * QCOLS
+        if S[r + Q_HIT] > 0.0:
+            t = now
+        elif S[r + Q_OP] == OP_WRITE:
+            t = reach(S, cyl0, head0, t_arm_write, S[r + Q_CYL], S[r + Q_HEAD], S[r + Q_ANG],
+                      True, t_arm_write + S[r + Q_NS] * S[P_BUS])
+        else:
+            t = reach(S, cyl0, head0, t_arm_read, S[r + Q_CYL], S[r + Q_HEAD], S[r + Q_ANG],
+                      False, 0.0)
+        if t < best_t:
+            best_t = t
+            best = i
+    return best
+
+
+def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
+    """The state vector ``S`` for one drive from an ``HDDConfig``."""
+    sector_bytes = 512
+    nsect = cfg.sectors
+    zt = zone_table(cfg.zones, cfg.surfaces, nsect)
+    seek = seek_table_ns(cfg.n_cylinders, cfg.seek_single_cyl_ms, cfg.seek_avg_ms,
+                         cfg.seek_full_stroke_ms, cfg.seek_curve_cyl, cfg.seek_curve_ms)
+    nseg = cfg.cache_segments
+    segsec = cfg.cache_segment_bytes // sector_bytes
+    wcmax = (cfg.write_cache_bytes or cfg.cache_segments * cfg.cache_segment_bytes) // sector_bytes
+    dcap = dirty_capacity or max(1, min(wcmax, 1 << 16)) if cfg.write_cache else 1
+    o_zone = HEADER
+    o_seek = o_zone + zt.size
+    o_q = o_seek + seek.size
+    o_seg = o_q + cfg.queue_depth * QCOLS
+    o_dirty = o_seg + nseg * SEGCOLS
+    S = np.zeros(o_dirty + dcap * DCOLS, dtype=np.float64)
+    S[P_REV] = 60e9 / cfg.rpm
+    S[P_SURF] = cfg.surfaces
+    S[P_NZONE] = len(zt)
+    S[P_NCYL] = cfg.n_cylinders
+    S[P_HS] = cfg.head_switch_ms * 1e6
+    S[P_SETTLE] = cfg.write_settle_ms * 1e6
+    S[P_OVH_RH] = cfg.overhead_read_hit_ms * 1e6
+    S[P_OVH_RM] = cfg.overhead_read_miss_ms * 1e6
+    S[P_OVH_WH] = cfg.overhead_write_hit_ms * 1e6
+    S[P_OVH_WM] = cfg.overhead_write_miss_ms * 1e6
+    S[P_OVH_FL] = cfg.overhead_flush_ms * 1e6
+    S[P_BUS] = sector_bytes / (cfg.interface_mb_s * 1e6) * 1e9
+    S[P_NSEG] = nseg
+    S[P_SEGSEC] = segsec
+    S[P_RAMAX] = cfg.read_ahead_max_bytes // sector_bytes
+    S[P_RAMIN] = cfg.read_ahead_min_bytes // sector_bytes
+    S[P_WCE] = 1.0 if cfg.write_cache else 0.0
+    S[P_WCMAX] = wcmax
+    S[P_QD] = cfg.queue_depth
+    S[P_SPTF] = 1.0 if cfg.scheduler == "sptf" else 0.0
+    S[P_AGE] = cfg.sptf_age_limit_ms * 1e6
+    S[P_NSECT] = nsect
+    S[P_DCAP] = dcap
+    S[P_DWIN] = 128   # dirty extents considered per destage (the drive's sort window)
+    S[O_ZONE], S[O_SEEK], S[O_Q], S[O_SEG], S[O_DIRTY] = o_zone, o_seek, o_q, o_seg, o_dirty
+    S[o_zone:o_seek] = zt.ravel()
+    S[o_seek:o_q] = seek
+    segs = S[o_seg:o_dirty].reshape(nseg, SEGCOLS)
+    segs[:, G_START] = -1.0
+    segs[:, G_END] = -1.0
+    S[ST_SEG] = -1.0
+    return S
