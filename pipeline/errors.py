@@ -1,0 +1,115 @@
+"""Configuration errors and how they reach the user: one line, the key's name, exit 2.
+
+Every way a config can be wrong - an unknown key, a wrong type, a value out of range
+(a model's ``__post_init__`` raising ``ValueError("<key>: ...")``), a RAID naming a
+device that does not exist, a group option that does not exist - ends up as a
+``ConfigError(key, message)`` and is printed as::
+
+    error: device.hdd0.rpm: must be > 0, got -1
+
+``describe`` turns the exceptions Hydra and OmegaConf raise into that form.
+"""
+from __future__ import annotations
+
+import re
+
+EXIT_CONFIG = 2   # like argparse: the command line / config was wrong, nothing ran
+EXIT_FAILED = 1   # runs were attempted and some failed
+
+
+class ConfigError(ValueError):
+    """A config value that cannot be run; ``key`` is the full dotted key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+        self.message = message
+
+
+class SweepFailed(RuntimeError):
+    """Some runs of a sweep failed; their rows (status=failed) were still written."""
+
+
+class Abort(BaseException):
+    """Ends the program with ``code`` after printing ``message`` (from ``main``).
+
+    A BaseException, so that Hydra's job runner - which records an ``Exception`` from
+    the task and prints its own "Error executing job" line - lets it through."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+_KEY_MSG = re.compile(r"^([A-Za-z_][\w.\[\]]*): (.*)$", re.S)
+
+
+def from_value_error(prefix: str, ex: ValueError) -> ConfigError:
+    """A model's ``ValueError("<key>: what")`` raised for the component at ``prefix``."""
+    if isinstance(ex, ConfigError):
+        key = f"{prefix}.{ex.key}" if prefix and ex.key else (prefix or ex.key)
+        return ConfigError(key, ex.message)
+    text = _first_line(str(ex))
+    m = _KEY_MSG.match(text)
+    if m:
+        return ConfigError(f"{prefix}.{m.group(1)}" if prefix else m.group(1), m.group(2))
+    return ConfigError(prefix, text)
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return text.strip()
+
+
+def describe(ex: BaseException) -> ConfigError | None:
+    """The ``ConfigError`` an exception from Hydra/OmegaConf/validation stands for, or
+    None if it is not a configuration problem (a bug or a failed simulation)."""
+    from hydra.errors import (ConfigCompositionException, MissingConfigException,
+                              OverrideParseException)
+    from omegaconf.errors import OmegaConfBaseException
+
+    seen = set()
+    chain = []
+    cur: BaseException | None = ex
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+
+    for e in chain:
+        if isinstance(e, ConfigError):
+            return e
+    for e in chain:
+        if isinstance(e, OmegaConfBaseException):
+            key = getattr(e, "full_key", None) or ""
+            msg = _first_line(getattr(e, "msg", None) or str(e))
+            return ConfigError(key, _tidy(msg))
+    for e in chain:
+        if isinstance(e, MissingConfigException):
+            text = str(e).split("Config search path")[0]
+            text = re.sub(r"^In '[^']*': ", "", text.strip())
+            text = re.sub(r"\s*\nAvailable options", ". Available options", text)
+            return ConfigError(_missing_key(e), _tidy(text))
+        if isinstance(e, OverrideParseException):
+            return ConfigError(getattr(e, "override", "") or "", _tidy(_first_line(e.message)))
+        if isinstance(e, ConfigCompositionException):
+            text = str(e)
+            m = re.search(r"'([^']+)'", _first_line(text))
+            return ConfigError(m.group(1) if m else "", _tidy(text))
+    return None
+
+
+def _missing_key(e: BaseException) -> str:
+    """The group of a ``Could not find 'device/foo'`` / ``In 'x': Could not load 'g/o'``."""
+    text = str(e)
+    m = re.search(r"Could not (?:find|load) '([^']+)'", text)
+    if m:
+        return m.group(1).rsplit("/", 1)[0].lstrip("/") if "/" in m.group(1) else m.group(1)
+    return getattr(e, "missing_cfg_file", "") or ""
+
+
+def _tidy(msg: str) -> str:
+    return " ".join(msg.split())

@@ -1,0 +1,87 @@
+"""Progress of a sweep: runs done / failed / running, elapsed and ETA.
+
+On a terminal: a live ``rich`` bar. Elsewhere (CI, pipes, tests): one plain line per
+finished run on stderr, so logs stay readable and nothing is redrawn.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+
+def _fmt_s(s: float | None) -> str:
+    if s is None:
+        return "?"
+    s = int(round(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class SweepProgress:
+    """Counts runs and shows them; use as a context manager."""
+
+    def __init__(self, total: int, label: str = "sweep", stream=None, live: bool | None = None) -> None:
+        self.total = total
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.done = 0
+        self.failed = 0
+        self.running = 0
+        self.t0 = time.perf_counter()
+        self.live = self.stream.isatty() if live is None else live
+        self._progress = None
+        self._task = None
+
+    # -- counting ------------------------------------------------------------------------
+    def set_running(self, n: int) -> None:
+        self.running = n
+        self._refresh()
+
+    def finished(self, ok: bool, what: str = "", wall_s: float = 0.0) -> None:
+        self.done += 1
+        if not ok:
+            self.failed += 1
+        if not self.live:
+            status = "ok" if ok else "FAILED"
+            print(f"[{self.done}/{self.total}] {status} {what} ({wall_s:.1f} s; failed "
+                  f"{self.failed}, running {self.running}, eta {_fmt_s(self.eta())})",
+                  file=self.stream, flush=True)
+        self._refresh()
+
+    def eta(self) -> float | None:
+        if not self.done:
+            return None
+        elapsed = time.perf_counter() - self.t0
+        return elapsed / self.done * (self.total - self.done)
+
+    # -- display ---------------------------------------------------------------------------
+    def _fields(self) -> dict:
+        return {"failed": self.failed, "running": self.running}
+
+    def _refresh(self) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.done, **self._fields())
+
+    def __enter__(self) -> "SweepProgress":
+        if self.live:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("failed [red]{task.fields[failed]}[/]"),
+                TextColumn("running {task.fields[running]}"),
+                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                console=Console(file=self.stream), transient=False)
+            self._progress.start()
+            self._task = self._progress.add_task(self.label, total=self.total, **self._fields())
+        else:
+            print(f"{self.label}: {self.total} run(s)", file=self.stream, flush=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._refresh()
+            self._progress.stop()
+        print(f"{self.label}: {self.done - self.failed} ok, {self.failed} failed in "
+              f"{_fmt_s(time.perf_counter() - self.t0)}", file=self.stream, flush=True)

@@ -1,0 +1,276 @@
+"""Query results with DuckDB: ad-hoc SQL or named queries (``pipeline/queries/*.sql``).
+
+Views available to every query:
+
+- ``runs``: every summary row, ``read_parquet('<dir>/**/summary.parquet',
+  hive_partitioning=true, union_by_name=true)`` (hive columns ``experiment``, ``run``);
+- one view per detail table found (``iostat`` time series, ...), same options.
+
+Column names are dotted and need double quotes in SQL: ``"iostat.sda.r_s"``,
+``"workload.bs"``. Parameter columns start with a config section (``run.``,
+``device.``, ``block.``, ``workload.``); metrics do not (``iostat.``, ``devstat.``,
+``fio.``).
+
+Named queries take ``--experiment``/``--metric``/``--param k=v``: a ``$name`` in the
+SQL is a bound value; ``{{name}}`` is text the tool fills in (``{{metric}}`` as a quoted
+column, ``{{config_cols}}`` as the experiment's varying parameter columns).
+
+    python -m pipeline.query "SELECT count(*) FROM runs"
+    python -m pipeline.query best --experiment aio_batch --metric fio.MB_s
+    python -m pipeline.query aio_batch --csv e1.csv
+    python -m pipeline.query --list
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from .errors import EXIT_CONFIG
+
+QUERIES = Path(__file__).resolve().parent / "queries"
+CONFIG_SECTIONS = ("run", "device", "block", "workload", "fs", "engine", "placement")
+RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
+               "sim_seconds", "wall_seconds", "events_processed")
+HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm)|"
+                      r"iostat\.[^.]+\.(?:r_s|w_s|rMB_s|wMB_s|avgrq_sz|await_ms|util_pct))$")
+
+
+class QueryError(RuntimeError):
+    pass
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list[tuple]
+
+
+# -- connection and views ---------------------------------------------------------------
+def _glob(root: Path, table: str) -> str:
+    return (root / "**" / f"{table}.parquet").as_posix().replace("'", "''")
+
+
+def connect(root: str | Path = "outputs") -> duckdb.DuckDBPyConnection:
+    root = Path(root)
+    if not any(root.glob("**/summary.parquet")):
+        raise QueryError(f"no results under {root}/ (run python -m pipeline.run first)")
+    con = duckdb.connect()
+    tables = {p.stem for p in root.glob("**/*.parquet")}
+    for t in sorted(tables):
+        view = "runs" if t == "summary" else t
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", view):
+            continue
+        con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{_glob(root, t)}', "
+                    "hive_partitioning=true, union_by_name=true)")
+    return con
+
+
+def quote(col: str) -> str:
+    return '"' + col.replace('"', '""') + '"'
+
+
+def columns(con, view: str = "runs") -> list[str]:
+    return [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
+
+
+def is_param(col: str) -> bool:
+    return "." in col and col.split(".", 1)[0] in CONFIG_SECTIONS
+
+
+def varying_params(con, where: str = "TRUE", params: dict | None = None,
+                   skip: tuple[str, ...] = ("run.seed",)) -> list[str]:
+    """Parameter columns that take more than one value among the selected runs."""
+    cols = [c for c in columns(con) if is_param(c) and c not in skip]
+    if not cols:
+        return []
+    counts = con.execute("SELECT " + ", ".join(f"count(DISTINCT {quote(c)})" for c in cols)
+                         + f" FROM runs WHERE {where}", params or {}).fetchone()
+    return [c for c, n in zip(cols, counts) if n and n > 1]
+
+
+# -- named queries ---------------------------------------------------------------------------
+def named_queries() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(QUERIES.glob("*.sql"))}
+
+
+def _describe_query(path: Path) -> str:
+    for line in path.read_text().splitlines():
+        if line.startswith("--"):
+            return line.lstrip("-").strip()
+    return ""
+
+
+def render(sql: str, fills: dict[str, str]) -> str:
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if name not in fills:
+            raise QueryError(f"query needs --{name.replace('_', '-')}")
+        return fills[name]
+    return re.sub(r"\{\{\s*(\w+)\s*\}\}", sub, sql)
+
+
+def run_sql(con, sql: str, params: dict | None = None) -> Result:
+    used = set(re.findall(r"\$([A-Za-z_]\w*)", sql))
+    bound = {k: v for k, v in (params or {}).items() if k in used}
+    missing = used - set(bound)
+    if missing:
+        raise QueryError(f"query needs --param {sorted(missing)[0]}=VALUE")
+    try:
+        rel = con.execute(sql, bound) if bound else con.execute(sql)
+        cols = [d[0] for d in rel.description] if rel.description else []
+        return Result(cols, rel.fetchall() if cols else [])
+    except duckdb.Error as ex:
+        raise QueryError(str(ex).splitlines()[0]) from None
+
+
+def named(con, name: str, experiment: str | None = None, metric: str | None = None,
+          ascending: bool = False, params: dict | None = None) -> tuple[str, dict]:
+    """The SQL text and bound values of named query ``name``."""
+    queries = named_queries()
+    if name not in queries:
+        raise QueryError(f"unknown query {name!r} (named: {', '.join(queries)})")
+    sql = queries[name].read_text()
+    params = dict(params or {})
+    fills: dict[str, str] = {"order": "ASC" if ascending else "DESC"}
+    if experiment is not None:
+        params["experiment"] = experiment
+    if metric is not None:
+        if metric not in columns(con):
+            raise QueryError(f"no column {metric!r} in the results")
+        fills["metric"] = quote(metric)
+    if re.search(r"\{\{\s*config_(cols|label)\s*\}\}", sql):
+        if experiment is None:
+            raise QueryError(f"query {name!r} needs --experiment")
+        vary = varying_params(con, "experiment = $experiment AND status = 'ok'",
+                              {"experiment": experiment})
+        fills["config_cols"] = ", ".join(quote(c) for c in vary) or "'(one configuration)' AS config"
+        fills["config_label"] = (" || ' ' || ".join(
+            f"'{c.split('.', 1)[1]}=' || coalesce(CAST({quote(c)} AS VARCHAR), 'null')"
+            for c in vary) or "'(one configuration)'")
+    return render(sql, fills), params
+
+
+# -- the table printed after a run or sweep -------------------------------------------------
+def sweep_summary(root: str | Path, hashes: list[str]) -> Result:
+    """Varying parameters, status and headline metrics of the runs ``hashes``."""
+    con = connect(root)
+    where = "config_hash IN (SELECT unnest($hashes))"
+    p = {"hashes": list(hashes)}
+    vary = varying_params(con, where, p, skip=())
+    cols = columns(con)
+    metrics = [c for c in cols if HEADLINE.match(c)]
+    if metrics:  # drop metrics that are zero or null in every selected run
+        nz = con.execute("SELECT " + ", ".join(f"bool_or(coalesce({quote(c)}, 0) <> 0)" for c in metrics)
+                         + f" FROM runs WHERE {where}", p).fetchone()
+        metrics = [c for c, keep in zip(metrics, nz) if keep]
+    select = ["experiment", "config_hash"] + vary + ["status"] + metrics + ["wall_seconds"]
+    order = ", ".join(quote(c) for c in vary) or "config_hash"
+    sql = (f"SELECT {', '.join(quote(c) for c in select)} FROM runs WHERE {where} "
+           f"ORDER BY experiment, {order}")
+    return run_sql(con, sql, p)
+
+
+# -- output ------------------------------------------------------------------------------------
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        a = abs(v)
+        if a >= 1000:
+            return f"{v:,.1f}"
+        if a >= 1 or a == 0:
+            return f"{v:.2f}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def print_table(res: Result, out=None, title: str | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = out or sys.stdout
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for c in res.columns:
+        table.add_column(c, overflow="fold")
+    for row in res.rows:
+        table.add_row(*(_cell(v) for v in row))
+    width = None if out.isatty() else max(80, 1 + sum(
+        max([len(c)] + [len(_cell(r[i])) for r in res.rows]) + 3 for i, c in enumerate(res.columns)))
+    Console(file=out, width=width, force_terminal=False).print(table)
+
+
+def export(con, sql: str, params: dict, path: str, fmt: str) -> None:
+    opts = "FORMAT csv, HEADER true" if fmt == "csv" else "FORMAT parquet"
+    target = path.replace("'", "''")
+    inner = sql.strip().rstrip(";")
+    try:
+        con.execute(f"COPY ({inner}) TO '{target}' ({opts})", params or {})
+    except duckdb.Error as ex:
+        raise QueryError(str(ex).splitlines()[0]) from None
+
+
+# -- command line ----------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.query",
+        description="Run SQL or a named query over all results with DuckDB and print a table.")
+    ap.add_argument("query", nargs="?", help="SQL text, or the name of a query in pipeline/queries/")
+    ap.add_argument("--dir", default="outputs", help="results root (default: outputs)")
+    ap.add_argument("--experiment", help="experiment name ($experiment in named queries)")
+    ap.add_argument("--metric", help="metric column to rank by (best)")
+    ap.add_argument("--asc", action="store_true", help="lower metric is better (latency)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="bind $NAME in the query")
+    ap.add_argument("--csv", metavar="FILE", help="also write the result as CSV")
+    ap.add_argument("--parquet", metavar="FILE", help="also write the result as Parquet")
+    ap.add_argument("--list", action="store_true", help="list the named queries")
+    ap.add_argument("--show-sql", action="store_true", help="print the SQL that is run")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.list or not args.query:
+        for name, path in named_queries().items():
+            print(f"{name:14s} {_describe_query(path)}")
+        return 0 if args.list else EXIT_CONFIG
+    try:
+        params = {}
+        for kv in args.param:
+            if "=" not in kv:
+                raise QueryError(f"--param {kv!r}: expected NAME=VALUE")
+            k, v = kv.split("=", 1)
+            params[k] = v
+        con = connect(args.dir)
+        if re.fullmatch(r"[A-Za-z_]\w*", args.query.strip()):
+            sql, params = named(con, args.query.strip(), args.experiment, args.metric,
+                                args.asc, params)
+        else:
+            sql = args.query
+            if args.experiment is not None:
+                params["experiment"] = args.experiment
+        if args.show_sql:
+            print(sql, file=sys.stderr)
+        res = run_sql(con, sql, params)
+        print_table(res)
+        used = {k: v for k, v in params.items() if f"${k}" in sql}
+        if args.csv:
+            export(con, sql, used, args.csv, "csv")
+        if args.parquet:
+            export(con, sql, used, args.parquet, "parquet")
+    except QueryError as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return EXIT_CONFIG
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""``python -m pipeline.run``: the Hydra app that simulates one configuration or a sweep.
+
+    python -m pipeline.run                                  # one run of conf/config.yaml
+    python -m pipeline.run experiment=aio_batch workload.bs=1m
+    python -m pipeline.run -m experiment=aio_batch          # the experiment's sweep, on Ray
+    python -m pipeline.run -m experiment=aio_batch hydra/launcher=serial
+    python -m pipeline.run -m run.seed=1,2,3 block=noop,deadline
+    python -m pipeline.run --cfg job experiment=aio_batch   # print the composed config
+
+Every run lands as ``outputs/experiment=<name>/run=<config_hash>/summary.parquet``; a
+DuckDB summary of the runs just made is printed at the end.
+
+Errors in the configuration (unknown key, wrong type, value out of range, a RAID
+member that does not exist, a group option that does not exist) print one line,
+``error: <key>: <message>``, exit with status 2 and write nothing. A sweep with failed
+runs writes every row (``status='failed'``, ``error``) and exits with status 1.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .errors import EXIT_CONFIG, EXIT_FAILED, Abort, SweepFailed, describe
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+def task(cfg) -> None:
+    """Hydra task function: one run, in this process."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from .spec import prepare
+    from .sweep import experiment_name, run_specs
+    from .version import code_version
+
+    try:
+        spec = prepare(cfg, experiment_name(HydraConfig.get()), code_version())
+        run_specs([spec], None, label=f"{spec.experiment}: run")
+    except SweepFailed as ex:
+        raise Abort(EXIT_FAILED, f"error: {ex}") from None
+    except Exception as ex:
+        err = describe(ex)
+        if err is None:
+            raise
+        raise Abort(EXIT_CONFIG, f"error: {err}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the Hydra app with ``argv``; returns the exit status."""
+    import hydra
+
+    from .schema import register
+
+    # Let every exception reach this function (Hydra would print its own report and
+    # exit 1); configuration errors are reported below in one line.
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    register()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(task)
+    saved = sys.argv
+    sys.argv = [saved[0] if saved else "pipeline.run"] + argv
+    try:
+        app()
+    except Abort as ex:
+        print(ex.message, file=sys.stderr)
+        return ex.code
+    except SystemExit as ex:  # --help, argparse errors
+        return ex.code if isinstance(ex.code, int) else (0 if ex.code is None else EXIT_CONFIG)
+    except SweepFailed as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception as ex:
+        err = describe(ex)
+        if err is None:
+            raise
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_CONFIG
+    finally:
+        sys.argv = saved
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Structured-config schemas registered in Hydra's ConfigStore.
+
+The root schema (``base_config``, named first in ``conf/config.yaml``'s defaults) types
+every top-level key, so Hydra rejects an unknown key or a wrong type while composing,
+naming the key. Sections whose model config class is fixed use that frozen dataclass
+directly (``block: BlockConfig``); sections that hold one of several model types
+(``device.<name>``, ``workload``) are mappings with a ``type`` discriminator and are
+checked against the registered model's dataclass in ``pipeline.spec`` (same rules:
+unknown keys, types, the model's own range checks).
+
+OmegaConf marks nodes made from frozen dataclasses read-only; Hydra must merge YAML
+and command-line values into them, so the flag is cleared on the stored node. The
+model's ``__post_init__`` still runs when ``pipeline.spec`` converts the node to the
+dataclass (``OmegaConf.to_object``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from models.block import BlockConfig
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How one run is driven (``conf/run/``).
+
+    - ``seed``: root of the run's ``numpy.random.SeedSequence``; each component gets a
+      child stream keyed by its name.
+    - ``scale``: shrinks data and memory sizes together (ratios kept) so tests run in
+      seconds; models that have data sets apply it, raw-device fio jobs ignore it.
+    - ``duration_s``: upper bound on simulated seconds; 0 = until the workload ends.
+    """
+
+    seed: int = 0
+    scale: float = 1.0
+    duration_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ValueError(f"seed: must be >= 0, got {self.seed}")
+        if not 0 < self.scale <= 1:
+            raise ValueError(f"scale: must be in (0, 1], got {self.scale}")
+        if self.duration_s < 0:
+            raise ValueError(f"duration_s: must be >= 0, got {self.duration_s}")
+
+
+@dataclass(frozen=True)
+class ResultsConfig:
+    """Where and what a run writes (not a simulation parameter: not in the config hash).
+
+    - ``dir``: root of the hive-partitioned result tree.
+    - ``details``: also write detail tables (``iostat`` time series) beside the summary.
+    - ``sample_ms``: interval of the detail time series, simulated milliseconds.
+    - ``summary``: print the DuckDB summary table after a run or sweep.
+    """
+
+    dir: str = "outputs"
+    details: bool = False
+    sample_ms: float = 1000.0
+    summary: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.dir:
+            raise ValueError("dir: must not be empty")
+        if self.sample_ms <= 0:
+            raise ValueError(f"sample_ms: must be > 0, got {self.sample_ms}")
+
+
+@dataclass
+class RootConfig:
+    """Top level of a composed config (everything except ``hydra``)."""
+
+    run: RunConfig = field(default_factory=RunConfig)
+    results: ResultsConfig = field(default_factory=ResultsConfig)
+    device: Dict[str, Any] = field(default_factory=dict)
+    block: BlockConfig = field(default_factory=BlockConfig)
+    workload: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RayConfig:
+    """``hydra.launcher.ray`` - how the runs of a sweep are executed."""
+
+    enabled: bool = True
+    address: Optional[str] = None          # null: $RAY_ADDRESS if set, else a local Ray
+    num_cpus: Optional[int] = None         # local Ray only; null = all cores
+    object_store_memory_mb: int = 128      # local Ray only
+    include_dashboard: bool = False
+    ship_code: bool = True                 # cluster only: py_modules = models, pipeline
+    runtime_env: Dict[str, Any] = field(default_factory=dict)
+    max_retries: int = 0                   # Ray task retries after a worker crash
+
+
+# Top-level sections that are settings of the pipeline, not of the simulated system.
+NOT_PARAMETERS = ("results",)
+
+
+def writable(node: Any) -> Any:
+    """Clear the read-only flag OmegaConf sets on nodes of frozen dataclasses."""
+    if isinstance(node, (DictConfig, ListConfig)):
+        OmegaConf.set_readonly(node, None)
+        children = node.keys() if isinstance(node, DictConfig) else range(len(node))
+        for k in children:
+            writable(node._get_node(k))
+    return node
+
+
+def structured(cls: type) -> DictConfig:
+    """A writable structured node of ``cls`` (merge target for validation)."""
+    return writable(OmegaConf.structured(cls))
+
+
+_registered = False
+
+
+def register() -> None:
+    """Store the root schema as ``base_config`` (idempotent)."""
+    global _registered
+    if _registered:
+        return
+    from hydra.core.config_store import ConfigStore
+
+    node = structured(RootConfig)
+    # device.<name>.<field> and workload.<field> may be set from the command line
+    # without '+': these entries hold only what their YAML sets (a preset's other fields
+    # are not in the tree), and pipeline.spec rejects keys the model does not have.
+    for key in ("device", "workload"):
+        OmegaConf.set_struct(node._get_node(key), False)
+    ConfigStore.instance().store(name="base_config", node=node)
+    _registered = True

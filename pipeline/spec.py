@@ -1,0 +1,278 @@
+"""From a composed Hydra config to a validated, picklable ``RunSpec``.
+
+Validation, component by component, so every error names its full key:
+
+- ``run``, ``results``, ``block``: typed by the root schema already; converting them to
+  their frozen dataclasses runs the range checks (``block.nr_requests: must be >= 1``).
+- ``device.<name>``: ``type`` picks the registered config class; the remaining keys
+  are merged into that class's structured schema (unknown key, wrong type) and
+  converted (range checks). Devices named in a RAID's ``members`` must exist, be
+  distinct, not be the RAID itself, belong to at most one array, and form no cycle.
+- ``workload``: the same with the workload registry; ``filename`` must name a
+  top-level block device (one that is no RAID member).
+
+The ``RunSpec`` carries the validated model configs, the flattened parameters (the
+columns of the summary row) and their hash. ``pipeline.build`` then constructs the
+stack; ``prepare`` also does a trial build so errors a model can only find when it
+sees its neighbours (a fio region larger than the device) are config errors too.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from . import registry
+from .errors import ConfigError, describe, from_value_error
+from .schema import NOT_PARAMETERS, ResultsConfig, RunConfig, structured
+
+from models.block import BlockConfig
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    name: str
+    type: str
+    config: Any
+    members: tuple[str, ...] = ()
+    preset: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    type: str
+    config: Any
+    extras: dict
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    experiment: str
+    run: RunConfig
+    results: ResultsConfig
+    devices: tuple[DeviceSpec, ...]      # in build order: members before arrays
+    block: BlockConfig
+    workload: WorkloadSpec
+    params: dict                          # flat "section.key" -> scalar
+    config_hash: str
+    code_version: str = ""
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def top_level(self) -> tuple[str, ...]:
+        """Devices that are nobody's member: each gets a block queue."""
+        used = {m for d in self.devices for m in d.members}
+        return tuple(d.name for d in self.devices if d.name not in used)
+
+
+# -- conversion helpers ---------------------------------------------------------------------
+def _to_object(node: Any, cls: Any, prefix: str) -> Any:
+    """Merge ``node`` into ``cls``'s schema (or into a config instance: a preset) and
+    build the frozen dataclass."""
+    try:
+        schema = structured(cls)
+        merged = OmegaConf.merge(schema, node if node is not None else {})
+        return OmegaConf.to_object(merged)
+    except ValueError as ex:  # the model's __post_init__
+        if isinstance(ex, OmegaConfBaseException):
+            raise _prefixed(prefix, ex) from None
+        raise from_value_error(prefix, ex) from None
+    except OmegaConfBaseException as ex:
+        raise _prefixed(prefix, ex) from None
+    except TypeError as ex:  # e.g. a required field without a value
+        raise ConfigError(prefix, str(ex).split("\n")[0]) from None
+
+
+def _prefixed(prefix: str, ex: BaseException) -> ConfigError:
+    err = describe(ex)
+    if err is None:
+        return ConfigError(prefix, str(ex).split("\n")[0])
+    key = f"{prefix}.{err.key}" if err.key else prefix
+    return ConfigError(key, err.message)
+
+
+def _container(cfg: DictConfig, key: str) -> Any:
+    try:
+        node = OmegaConf.select(cfg, key, throw_on_missing=True)
+        if isinstance(node, DictConfig):
+            return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
+        return node
+    except OmegaConfBaseException as ex:
+        err = describe(ex)
+        raise ConfigError(err.key if err and err.key else key,
+                          err.message if err else str(ex)) from None
+
+
+def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = None):
+    if not isinstance(entry, dict):
+        raise ConfigError(prefix, f"expected a mapping with a 'type' key, got {entry!r}")
+    entry = dict(entry)
+    typ = entry.pop("type", None)
+    if typ is None:
+        raise ConfigError(f"{prefix}.type", f"missing; one of {', '.join(sorted(kinds))}")
+    if typ not in kinds:
+        known = ", ".join(sorted(kinds)) or "none registered"
+        raise ConfigError(f"{prefix}.type", f"unknown type {typ!r} (known: {known})")
+    taken = {}
+    for k, default in (extras or {}).items():
+        taken[k] = entry.pop(k, default)
+    base = kinds[typ].config
+    presets = getattr(kinds[typ], "presets", {})
+    if "preset" in entry and presets:
+        name = entry.pop("preset")
+        if name not in presets:
+            raise ConfigError(f"{prefix}.preset", f"unknown preset {name!r} for {typ} "
+                              f"(known: {', '.join(sorted(presets))})")
+        taken["preset"] = name
+        try:
+            base = presets[name]()
+        except ValueError as ex:
+            raise from_value_error(prefix, ex) from None
+    return typ, _to_object(entry, base, prefix), taken
+
+
+# -- devices -------------------------------------------------------------------------------
+def _devices(raw: dict) -> tuple[DeviceSpec, ...]:
+    if not raw:
+        raise ConfigError("device", "no devices configured")
+    specs = {}
+    for name, entry in raw.items():
+        if not str(name).isidentifier():
+            raise ConfigError(f"device.{name}", "device names must be identifiers (sda, hdd0)")
+        typ, cfg, taken = _typed_entry(entry, registry.DEVICES, f"device.{name}")
+        field = registry.DEVICES[typ].members_field
+        members = tuple(getattr(cfg, field)) if field else ()
+        specs[name] = DeviceSpec(name, typ, cfg, members, taken.get("preset"))
+
+    owner: dict[str, str] = {}
+    for d in specs.values():
+        key = f"device.{d.name}.{registry.DEVICES[d.type].members_field}"
+        if len(set(d.members)) != len(d.members):
+            raise ConfigError(key, f"a device is listed twice in {list(d.members)}")
+        for m in d.members:
+            if m == d.name:
+                raise ConfigError(key, f"{d.name!r} cannot be a member of itself")
+            if m not in specs:
+                raise ConfigError(key, f"unknown device {m!r} (configured: {', '.join(specs)})")
+            if m in owner:
+                raise ConfigError(key, f"device {m!r} is already a member of {owner[m]!r}")
+            owner[m] = d.name
+
+    order: list[str] = []
+    state: dict[str, int] = {}
+
+    def visit(n: str, path: tuple[str, ...]) -> None:
+        if state.get(n) == 2:
+            return
+        if state.get(n) == 1:
+            raise ConfigError(f"device.{n}", f"member cycle {' -> '.join(path + (n,))}")
+        state[n] = 1
+        for m in specs[n].members:
+            visit(m, path + (n,))
+        state[n] = 2
+        order.append(n)
+
+    for n in specs:
+        visit(n, ())
+    return tuple(specs[n] for n in order)
+
+
+# -- flattening --------------------------------------------------------------------------
+def _scalar(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if dataclasses.is_dataclass(v):
+        return json.dumps(_plain(v), sort_keys=True)
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(_plain(v), sort_keys=True)
+    return str(v)
+
+
+def _plain(v: Any) -> Any:
+    if dataclasses.is_dataclass(v):
+        return {f.name: _plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return v
+
+
+def flatten_config(prefix: str, obj: Any, out: dict) -> dict:
+    """``prefix.field`` -> scalar for each field of a dataclass (nested lists/dataclasses
+    become JSON strings, so every column is a plain SQL scalar)."""
+    for f in dataclasses.fields(obj):
+        out[f"{prefix}.{f.name}"] = _scalar(getattr(obj, f.name))
+    return out
+
+
+def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSpec) -> dict:
+    p: dict = {}
+    flatten_config("run", run, p)
+    for d in sorted(devices, key=lambda d: d.name):
+        p[f"device.{d.name}.type"] = d.type
+        p[f"device.{d.name}.preset"] = d.preset
+        flatten_config(f"device.{d.name}", d.config, p)
+    flatten_config("block", block, p)
+    p["workload.type"] = workload.type
+    for k, v in sorted(workload.extras.items()):
+        p[f"workload.{k}"] = _scalar(v)
+    flatten_config("workload", workload.config, p)
+    return p
+
+
+def config_hash(params: dict) -> str:
+    text = json.dumps(params, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# -- entry point ----------------------------------------------------------------------------
+def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "") -> RunSpec:
+    """Check a composed config and return its ``RunSpec``; raises ``ConfigError``."""
+    known = {"run", "results", "device", "block", "workload", "hydra"}
+    for key in cfg.keys():
+        if key not in known:
+            raise ConfigError(str(key), "unknown top-level key")
+    run = _to_object(_container(cfg, "run"), RunConfig, "run")
+    results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
+    block = _to_object(_container(cfg, "block"), BlockConfig, "block")
+    devices = _devices(_container(cfg, "device") or {})
+
+    wl_raw = _container(cfg, "workload") or {}
+    if not wl_raw:
+        raise ConfigError("workload", "no workload configured")
+    typ = wl_raw.get("type") if isinstance(wl_raw, dict) else None
+    extras = registry.WORKLOADS[typ].extras if typ in registry.WORKLOADS else {}
+    typ, wl_cfg, taken = _typed_entry(wl_raw, registry.WORKLOADS, "workload", extras)
+    workload = WorkloadSpec(typ, wl_cfg, taken)
+
+    top = {d.name for d in devices} - {m for d in devices for m in d.members}
+    target = taken.get("filename")
+    if target is not None:
+        dev = str(target).removeprefix("/dev/")
+        if dev not in top:
+            raise ConfigError("workload.filename",
+                              f"{target!r} is not a block device (top-level devices: "
+                              f"{', '.join(sorted(top))})")
+
+    params = parameters(run, devices, block, workload)
+    assert not any(k.split(".")[0] in NOT_PARAMETERS for k in params)
+    return RunSpec(experiment, run, results, devices, block, workload, params,
+                   config_hash(params), code_version)
+
+
+def prepare(cfg: DictConfig, experiment: str = "default", code_version: str = "") -> RunSpec:
+    """``validate`` plus a trial build of the whole stack (nothing is simulated)."""
+    spec = validate(cfg, experiment, code_version)
+    from .build import build
+
+    build(spec)
+    return spec
