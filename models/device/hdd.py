@@ -268,6 +268,8 @@ class HDD(Device):
         self.cfg = cfg
         self.S = build_state(cfg)
         self._destaging_bytes = 0
+        self._unacked_bytes = 0      # a cached write not yet acknowledged
+        self._wce = cfg.write_cache
 
     # -- interface ------------------------------------------------------------------
     def submit(self, req: IORequest) -> None:
@@ -289,7 +291,8 @@ class HDD(Device):
             self._start_next()
 
     def volatile_bytes(self) -> int:
-        return int(self.S[D_SECT]) * SECTOR_BYTES + self._destaging_bytes
+        return (int(self.S[D_SECT]) * SECTOR_BYTES + self._destaging_bytes
+                - self._unacked_bytes)
 
     def stats(self) -> dict:
         out = super().stats()
@@ -303,9 +306,21 @@ class HDD(Device):
         if not self.free_servers:
             return
         if self.queue:
-            idx, done_ns, hit = hdd_dispatch(self.S, self.sim.now_ns)
+            S = self.S
+            if self._wce:
+                before = S[D_SECT]
+            idx, done_ns, hit = hdd_dispatch(S, self.sim.now_ns)
             req = self.queue.pop(idx)
-            req.cache_hit = hit == 1
+            if hit:
+                req.cache_hit = True
+            if self._wce:
+                # destaged during this command: on the platter only when it completes
+                drained = before - S[D_SECT]
+                if hit and req.op == WRITE:
+                    n = -(-req.end_bytes // SECTOR_BYTES) - req.offset_bytes // SECTOR_BYTES
+                    drained += n
+                    self._unacked_bytes = n * SECTOR_BYTES
+                self._destaging_bytes = int(drained) * SECTOR_BYTES
             self.free_servers = 0
             self.busy_ns += done_ns - self.sim.now_ns
             self.sim.at(done_ns, self._finish, req)
@@ -313,6 +328,8 @@ class HDD(Device):
             self._start_destage()
 
     def _finish(self, req: IORequest) -> None:
+        self._unacked_bytes = 0
+        self._destaging_bytes = 0
         super()._finish(req)
         if self.free_servers and not self.queue and self.S[D_N] > 0.0:
             self._start_destage()   # idle: write back the cache
