@@ -153,12 +153,6 @@ def test_imported_values_follow_the_files(specs):
                        ds.hpl_seek_ms(specs["hp_c2247a"].model, d), atol=1e-3)
 
 
-def _has_hdd():
-    from models.device import hdd
-    return hasattr(hdd, "HDD")
-
-
-@pytest.mark.skipif(not _has_hdd(), reason="models.device.hdd.HDD not available yet")
 def test_replay_of_first_500_requests_is_deterministic():
     a = ds.validate_drive("cheetah9LP", n_requests=500)
     b = ds.validate_drive("cheetah9LP", n_requests=500)
