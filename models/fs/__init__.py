@@ -1,0 +1,13 @@
+"""Linux filesystems and the page cache: buffered and direct I/O, fsync / fdatasync /
+sync_file_range / fallocate, journals (ext3, ext4, xfs) and copy-on-write (zfs).
+See ``base.py`` for the API."""
+from .base import Filesystem
+from .config import (PAGE_BYTES, SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
+                     SYNC_FILE_RANGE_WRITE, FsConfig, PageCacheConfig)
+from .durability import CrashState, FileCrashState
+from .file import File
+from .pagecache import PageCache
+
+__all__ = ["Filesystem", "FsConfig", "PageCacheConfig", "PageCache", "File", "CrashState",
+           "FileCrashState", "PAGE_BYTES", "SYNC_FILE_RANGE_WAIT_BEFORE",
+           "SYNC_FILE_RANGE_WRITE", "SYNC_FILE_RANGE_WAIT_AFTER"]

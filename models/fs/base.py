@@ -1,0 +1,484 @@
+"""A mounted Linux filesystem over one block queue, with the page cache above it.
+
+Public API (every operation is called from a simulated thread and returns an
+``Event`` to ``yield``; its value is the byte count for reads/writes)::
+
+    fs = Filesystem(sim, FsConfig(type="ext4"), queue, cache=None, name=None)
+    f = fs.create("ib_logfile0", size_bytes=0, preallocate="none")   # instant setup
+    f = fs.open("ib_logfile0")
+    yield fs.pwrite(f, offset_bytes, size_bytes, direct=False)
+    yield fs.pread(f, offset_bytes, size_bytes, direct=False)
+    yield fs.fsync(f);  yield fs.fdatasync(f)
+    yield fs.sync_file_range(f, offset_bytes, nbytes, SYNC_FILE_RANGE_WRITE)
+    yield fs.fallocate(f, offset_bytes, len_bytes)        # OSError if unsupported
+    yield fs.posix_fallocate(f, offset_bytes, len_bytes)  # zero-fills if unsupported
+    state = fs.crash_state()     # what a power loss right now would keep / lose
+
+``create`` sets a file up outside simulated time (as if made long ago and synced):
+``preallocate`` = ``none`` (a sparse file of ``size_bytes``), ``fallocate``
+(unwritten extents), ``zero_fill`` (written, allocated, on stable media, not
+cached). To model a zero-fill *during* the run, ``pwrite`` the zeros.
+
+Several filesystems may share one ``PageCache`` (the memory limit and dirty
+thresholds are global); each has its own flusher, journal and allocator.
+
+Modelled here (the mechanisms shared by all filesystems; ``policy.py`` and one
+module per filesystem hold what differs):
+
+- Buffered ``write()``: syscall CPU; a journal handle (ext3/ext4: may wait for a
+  checkpoint); read-modify-write - a write that covers only part of a 4 KB page
+  that is not cached reads the page first, if the page has a written block (holes,
+  unwritten extents and new pages are zero-filled instead); with ``stable_pages`` a
+  wait for pages under writeback; block allocation (ext3) or reservation (delalloc);
+  the copy (CPU per page); the size and mtime updates; dirty throttling.
+- Buffered ``read()``: cached pages are copied; missing pages are read in
+  physically contiguous bios, with a sequential read-ahead window that doubles up to
+  ``read_ahead_kb``.
+- ``O_DIRECT``: dirty cached pages of the range are written and dropped first, holes
+  are allocated (unwritten-extent conversion and size update at completion), and
+  the bios go straight to the block layer; the caller waits for them.
+- ``fsync`` / ``fdatasync``: write and wait for the file's dirty pages (WB_SYNC_ALL),
+  then the policy commits the journal if the inode's change is not yet committed
+  (``fdatasync`` only for size / allocation changes) and flushes the device cache
+  when barriers are on.
+- ``sync_file_range``: page-rounded range; WAIT_BEFORE waits for writeback in the
+  range, WRITE starts writeback of its dirty pages (waiting for dirty pages already
+  under writeback before 4.20), WAIT_AFTER waits again; no metadata, no flush;
+  submission blocks when ``nr_requests`` are in use.
+- Durability: every write completion is stamped with the count of cache FLUSHes the
+  filesystem had issued (its *epoch*); a completed FLUSH makes every write stamped
+  before it stable; FUA writes are stable at once; if the device holds no volatile
+  data (``Device.volatile_bytes() == 0``: write-through, battery-backed, drained)
+  every completed write is stable. Sizes and block mappings are stable once the
+  journal transaction that recorded them is (``journal.py``).
+
+Deliberately not modelled: directories and name lookup costs, permissions, mmap,
+truncate/unlink, file locks (i_mutex) between concurrent writers of one file,
+CPU contention (every thread has a CPU of its own).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..block import BlockQueue
+from ..device.request import FLUSH, READ, WRITE, IORequest
+from ..sim import Event, Simulator, all_of
+from .config import (PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
+                     SYNC_FILE_RANGE_WAIT_BEFORE, SYNC_FILE_RANGE_WRITE, FsConfig)
+from .durability import crash_state
+from .file import (CACHED, DELALLOC, DIRTY, HASDATA, LOCKED, UNWRITTEN, WRITEBACK, File)
+from .layout import Layout
+from .pagecache import PageCache
+from .policies import make_policy
+from .writeback import NOT_ON_DEVICE, Writeback, runs
+
+P = PAGE_BYTES
+
+
+class Filesystem:
+    def __init__(self, sim: Simulator, cfg: FsConfig, queue: BlockQueue,
+                 cache: PageCache | None = None, name: str | None = None) -> None:
+        self.sim = sim
+        self.cfg = cfg
+        self.queue = queue
+        self.name = name or f"{cfg.type}:{queue.name}"
+        self.cache = cache if cache is not None else PageCache(sim)
+        self.cache.filesystems.append(self)
+        self.layout = Layout(queue.device.capacity_bytes, cfg.journal_pages)
+        self.policy = make_policy(cfg)
+        self.files: dict[str, File] = {}
+        self.flush_epoch = 0          # FLUSHes issued
+        self.stable_epoch = -1        # writes stamped <= this are on stable media
+        self.stats_rmw_reads = 0
+        self.stats_stable_page_waits = 0
+        self.stats_commits_forced = 0
+        self.stats_flushes = 0
+        self.stats_blocked_submits = 0
+        self.writeback = Writeback(self)
+        self.journal = self.policy.make_journal(self)
+
+    # -- files -------------------------------------------------------------------------
+    def create(self, name: str, size_bytes: int = 0, preallocate: str = "none") -> File:
+        if name in self.files:
+            raise ValueError(f"file {name!r} exists on {self.name}")
+        if preallocate not in PREALLOCATE:
+            raise ValueError(f"preallocate: must be one of {', '.join(PREALLOCATE)}, got {preallocate!r}")
+        if size_bytes < 0:
+            raise ValueError(f"size_bytes: must be >= 0, got {size_bytes}")
+        f = File(self, name, len(self.files) + 12)
+        self.files[name] = f
+        self.cache.files.append(f)
+        n = -(-size_bytes // P)
+        f.ensure(n)
+        f.size_bytes = f.disksize_bytes = size_bytes
+        f.size_log = [(0, size_bytes)]
+        if n and preallocate != "none":
+            if preallocate in ("fallocate", "posix_fallocate") and not self.cfg.can_fallocate:
+                preallocate = "zero_fill"     # glibc's posix_fallocate fallback
+            start = self.layout.allocate(n)
+            f.block[:n] = np.arange(start, start + n)
+            f.wepoch[:n] = -1
+            if preallocate == "zero_fill":
+                f.state[:n] = HASDATA
+            else:
+                f.state[:n] = UNWRITTEN
+        return f
+
+    def open(self, name: str) -> File:
+        try:
+            return self.files[name]
+        except KeyError:
+            raise FileNotFoundError(f"{name!r} on {self.name}") from None
+
+    # -- public operations (each returns an Event) ------------------------------------
+    def pwrite(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
+               issuer: int = 0) -> Event:
+        _check_range(offset_bytes, size_bytes, direct)
+        gen = self._direct_write if direct else self._write
+        return self.sim.spawn(gen(f, offset_bytes, size_bytes, issuer), "pwrite")
+
+    def pread(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
+              issuer: int = 0) -> Event:
+        _check_range(offset_bytes, size_bytes, direct)
+        gen = self._direct_read if direct else self._read
+        return self.sim.spawn(gen(f, offset_bytes, size_bytes, issuer), "pread")
+
+    def fsync(self, f: File, issuer: int = 0) -> Event:
+        return self.sim.spawn(self._fsync(f, False, issuer), "fsync")
+
+    def fdatasync(self, f: File, issuer: int = 0) -> Event:
+        return self.sim.spawn(self._fsync(f, True, issuer), "fdatasync")
+
+    def sync_file_range(self, f: File, offset_bytes: int, nbytes: int, flags: int,
+                        issuer: int = 0) -> Event:
+        if offset_bytes < 0 or nbytes < 0:
+            raise ValueError("sync_file_range: offset and nbytes must be >= 0")
+        if flags & ~7:
+            raise ValueError(f"sync_file_range: unknown flags {flags:#x}")
+        return self.sim.spawn(self._sync_file_range(f, offset_bytes, nbytes, flags, issuer),
+                              "sync_file_range")
+
+    def fallocate(self, f: File, offset_bytes: int, len_bytes: int, keep_size: bool = False) -> Event:
+        if not self.cfg.can_fallocate:
+            raise OSError(95, f"fallocate not supported on {self.cfg.type}")  # EOPNOTSUPP
+        if offset_bytes < 0 or len_bytes <= 0:
+            raise ValueError("fallocate: offset must be >= 0 and len > 0")
+        return self.sim.spawn(self._fallocate(f, offset_bytes, len_bytes, keep_size), "fallocate")
+
+    def posix_fallocate(self, f: File, offset_bytes: int, len_bytes: int) -> Event:
+        if self.cfg.can_fallocate:
+            return self.fallocate(f, offset_bytes, len_bytes)
+        # glibc fallback: write a zero byte into every block of the range
+        return self.sim.spawn(self._write(f, offset_bytes, len_bytes, 0, per_block_calls=True),
+                              "posix_fallocate")
+
+    def crash_state(self):
+        """What a power loss right now would leave on stable media (``durability.py``)."""
+        return crash_state(self)
+
+    def drop_caches(self) -> None:
+        """``echo 1 > /proc/sys/vm/drop_caches`` for this filesystem's clean pages."""
+        for f in self.files.values():
+            self.cache.forget(f)
+
+    # -- helpers used by the policies, the journal and writeback ---------------------
+    def wait(self, ev: Event):
+        """Generator: sleep on ``ev`` if it has not fired; waking up costs CPU."""
+        if not ev.triggered:
+            yield ev
+            if self.cfg.wakeup_ns:
+                yield self.cfg.wakeup_ns
+        return ev.value
+
+    def submit_and_wait(self, bios: list[IORequest]):
+        """Generator: submit bios (one plug) and wait for all of them."""
+        evs = []
+        for bio in bios:
+            ev = Event(self.sim)
+            bio.on_done = self._bio_event(ev)
+            evs.append(ev)
+        if self.cfg.bio_ns:
+            yield self.cfg.bio_ns * len(bios)
+        gate = self.queue.submit(bios, plug=len(bios) > 1)
+        if gate is not None:
+            self.stats_blocked_submits += 1
+            yield gate
+        yield from self.wait(all_of(self.sim, evs))
+
+    @staticmethod
+    def _bio_event(ev: Event):
+        return lambda bio: ev.succeed(bio)
+
+    def flush(self):
+        """Generator: a cache FLUSH (``blkdev_issue_flush``); on completion every write
+        that completed before it was issued is stable."""
+        self.flush_epoch += 1
+        epoch = self.flush_epoch - 1
+        self.stats_flushes += 1
+        bio = IORequest(FLUSH, 0, 0, None, True, False, 0)
+        yield from self.submit_and_wait([bio])
+        if epoch > self.stable_epoch:
+            self.stable_epoch = epoch
+
+    def allocate(self, f: File, pages: np.ndarray, unwritten: bool = False):
+        """Generator: give ``pages`` new contiguous blocks and journal the change."""
+        if self.cfg.alloc_ns:
+            yield self.cfg.alloc_ns
+        pages = pages[f.block[pages] < 0] if not self.policy.cow else pages
+        n = int(pages.size)
+        if n == 0:
+            return
+        start = self.layout.allocate(n)
+        f.block[pages] = np.arange(start, start + n)
+        st = f.state
+        st[pages] &= ~np.uint8(DELALLOC)
+        if unwritten:
+            st[pages] |= np.uint8(UNWRITTEN)
+        tid = self.journal.dirty_meta(self.policy.alloc_keys(self, f, pages, start), f, datasync=True)
+        f.meta_tid[pages] = tid
+
+    def mark_cached(self, f: File, pages: np.ndarray) -> None:
+        st = f.state
+        new = int(np.count_nonzero((st[pages] & CACHED) == 0))
+        st[pages] = (st[pages] | np.uint8(CACHED)) & ~np.uint8(LOCKED)
+        f.lru[pages] = self.cache.next_tick()
+        f.nr_cached += new
+        self.cache.cached(new)
+
+    # -- write() ----------------------------------------------------------------------
+    def _write(self, f: File, off: int, n: int, issuer: int, per_block_calls: bool = False):
+        cfg, cache = self.cfg, self.cache
+        p0, p1 = off // P, -(-(off + n) // P)
+        yield cfg.syscall_ns * ((p1 - p0) if per_block_calls else 1)
+        if n == 0:
+            return 0
+        f.ensure(p1)
+        if self.policy.write_starts_handle:
+            yield from self.journal.start_handle()
+        yield from self._read_partial_pages(f, off, off + n, p0, p1, issuer)
+        if cfg.stable_pages:
+            while True:
+                busy = f.pages_with(WRITEBACK, p0, p1)
+                if busy.size == 0:
+                    break
+                self.stats_stable_page_waits += 1
+                yield from self.writeback.wait_pages(f, busy)
+        holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
+        if holes.size:
+            yield from self.policy.on_write_holes(self, f, holes)
+        if cfg.copy_ns_per_page:
+            yield cfg.copy_ns_per_page * (p1 - p0)
+        st = f.state[p0:p1]
+        new_cached = int(np.count_nonzero((st & CACHED) == 0))
+        new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
+        st |= np.uint8(CACHED | DIRTY | HASDATA)
+        f.wepoch[p0:p1] = NOT_ON_DEVICE
+        f.lru[p0:p1] = cache.next_tick()
+        f.nr_cached += new_cached
+        f.nr_dirty += new_dirty
+        if new_dirty and f.dirtied_ns < 0:
+            f.dirtied_ns = self.sim.now_ns
+        self.policy.note_data_write(self, f)
+        if off + n > f.size_bytes:
+            f.size_bytes = off + n
+            self.policy.size_changed(self, f)
+        self._update_mtime(f)
+        cache.cached(new_cached)
+        cache.dirtied(new_dirty)
+        yield from cache.balance_dirty_pages()
+        return n
+
+    def _update_mtime(self, f: File) -> None:
+        tick = self.sim.now_ns // self.policy.timestamp_granularity_ns
+        if tick != f.mtime_s:
+            f.mtime_s = tick
+            self.policy.touch_mtime(self, f)
+
+    def _read_partial_pages(self, f: File, start: int, end: int, p0: int, p1: int, issuer: int):
+        """Read-modify-write: the first/last page, if only partly overwritten, not
+        cached and backed by a written block, must be read before the copy."""
+        cand = []
+        if start % P:
+            cand.append(p0)
+        if end % P and (p1 - 1 != p0 or not cand):
+            cand.append(p1 - 1)
+        need = [p for p in cand if not f.state[p] & (CACHED | DELALLOC | UNWRITTEN)
+                and f.block[p] >= 0]
+        if not need:
+            return
+        pages = np.array(need, np.int64)
+        self.stats_rmw_reads += len(need)
+        yield from self._read_pages_wait(f, pages, issuer)
+
+    def _read_pages_wait(self, f: File, pages: np.ndarray, issuer: int):
+        """Generator: bring ``pages`` into the cache (reading those with written blocks)."""
+        st = f.state[pages]
+        inflight = pages[(st & LOCKED) != 0]
+        todo = pages[(st & (CACHED | LOCKED)) == 0]
+        zero = todo[(f.block[todo] < 0) | ((f.state[todo] & UNWRITTEN) != 0)]
+        if zero.size:
+            self.mark_cached(f, zero)
+        todo = todo[(f.block[todo] >= 0) & ((f.state[todo] & UNWRITTEN) == 0)]
+        evs = self.writeback.pending_events(f, inflight) if inflight.size else []
+        if todo.size:
+            f.state[todo] |= np.uint8(LOCKED)
+            _bios, new_evs, gate = self.writeback.read_pages(f, todo, issuer)
+            evs += new_evs
+            if gate is not None:
+                yield gate
+        if evs:
+            yield from self.wait(all_of(self.sim, evs))
+
+    # -- read() -----------------------------------------------------------------------
+    def _read(self, f: File, off: int, n: int, issuer: int):
+        cfg = self.cfg
+        yield cfg.syscall_ns
+        n = max(0, min(n, f.size_bytes - off))
+        if n == 0:
+            return 0
+        p0, p1 = off // P, -(-(off + n) // P)
+        ra_max = self.cache.cfg.read_ahead_kb // 4
+        if p0 == f.ra_next and ra_max:
+            f.ra_pages = min(max(2 * f.ra_pages, 4), ra_max)
+        else:
+            f.ra_pages = 0
+        f.ra_next = p1
+        want = np.arange(p0, p1)
+        missing = want[(f.state[p0:p1] & CACHED) == 0]
+        if missing.size or f.ra_pages:
+            ra_end = min(f.npages, p1 + f.ra_pages)
+            if ra_end > p1:
+                extra = np.arange(p1, ra_end)
+                extra = extra[(f.state[p1:ra_end] & (CACHED | LOCKED)) == 0]
+                extra = extra[(f.block[extra] >= 0) & ((f.state[extra] & UNWRITTEN) == 0)]
+                if extra.size:
+                    f.state[extra] |= np.uint8(LOCKED)
+                    _b, _e, gate = self.writeback.read_pages(f, extra, issuer, sync=False)
+            if missing.size:
+                yield from self._read_pages_wait(f, missing, issuer)
+        f.lru[p0:p1] = self.cache.next_tick()
+        if cfg.copy_ns_per_page:
+            yield cfg.copy_ns_per_page * (p1 - p0)
+        return n
+
+    # -- O_DIRECT ---------------------------------------------------------------------
+    def _flush_cached_range(self, f: File, p0: int, p1: int):
+        """Before O_DIRECT: write out and drop the range's cached pages."""
+        if f.nr_cached == 0 or p0 >= f.cap:
+            return
+        if f.pages_with(DIRTY | WRITEBACK, p0, p1).size:
+            yield from self.writeback.write_range(f, p0, p1, sync_all=True)
+            yield from self.writeback.wait_range(f, p0, p1)
+        cached = f.pages_with(CACHED, p0, p1)
+        cached = cached[(f.state[cached] & (DIRTY | WRITEBACK | LOCKED)) == 0]
+        if cached.size:
+            f.state[cached] &= ~np.uint8(CACHED)
+            f.nr_cached -= int(cached.size)
+            self.cache.nr_cached -= int(cached.size)
+
+    def _direct_bios(self, f: File, op: int, off: int, n: int, issuer: int) -> list:
+        """Bios for bytes [off, off+n): one per physically contiguous run of written
+        blocks (holes and unwritten extents read as zeros without I/O)."""
+        p0, p1 = off // P, -(-(off + n) // P)
+        pages = np.arange(p0, p1)
+        blocks = f.block[p0:p1].copy()
+        if op == READ:
+            blocks[(f.state[p0:p1] & UNWRITTEN) != 0] = -1
+        bios = []
+        for s, e in runs(pages, blocks):
+            if blocks[s] < 0:
+                continue
+            lo = max(off, (p0 + s) * P)
+            hi = min(off + n, (p0 + e) * P)
+            dev = int(blocks[s]) * P + (lo - (p0 + s) * P)
+            bios.append(IORequest(op, dev, hi - lo, None, True, False, issuer))
+        return bios
+
+    def _direct_write(self, f: File, off: int, n: int, issuer: int):
+        cfg = self.cfg
+        yield cfg.syscall_ns
+        p0, p1 = off // P, -(-(off + n) // P)
+        f.ensure(p1)
+        yield from self._flush_cached_range(f, p0, p1)
+        holes = np.flatnonzero(f.block[p0:p1] < 0) + p0
+        if holes.size:
+            yield from self.allocate(f, holes, unwritten=True)
+        bios = self._direct_bios(f, WRITE, off, n, issuer)
+        yield from self.submit_and_wait(bios)
+        f.state[p0:p1] |= np.uint8(HASDATA)
+        f.wepoch[p0:p1] = self.flush_epoch
+        self.policy.end_io(self, f, p0, p1 - p0)
+        if off + n > f.size_bytes:
+            f.size_bytes = off + n
+            f.disksize_bytes = f.size_bytes
+            self.journal.dirty_meta((self.layout.inode(f.ino),), f, datasync=True)
+        self._update_mtime(f)
+        return n
+
+    def _direct_read(self, f: File, off: int, n: int, issuer: int):
+        yield self.cfg.syscall_ns
+        n = max(0, min(n, f.size_bytes - off))
+        if n == 0:
+            return 0
+        p0, p1 = off // P, -(-(off + n) // P)
+        if f.nr_cached and f.pages_with(DIRTY | WRITEBACK, p0, p1).size:
+            yield from self.writeback.write_range(f, p0, p1, sync_all=True)
+            yield from self.writeback.wait_range(f, p0, p1)
+        bios = self._direct_bios(f, READ, off, n, issuer)
+        if bios:
+            yield from self.submit_and_wait(bios)
+        return n
+
+    # -- fsync, sync_file_range, fallocate ----------------------------------------------
+    def _fsync(self, f: File, datasync: bool, issuer: int):
+        yield self.cfg.syscall_ns
+        yield from self.policy.fsync_data(self, f, issuer)
+        yield from self.policy.fsync(self, f, datasync)
+        return 0
+
+    def _write_and_wait(self, f: File, issuer: int):
+        yield from self.writeback.write_range(f, 0, f.cap, sync_all=True, issuer=issuer)
+        yield from self.writeback.wait_range(f, 0, f.cap)
+
+    def _sync_file_range(self, f: File, off: int, nbytes: int, flags: int, issuer: int):
+        yield self.cfg.syscall_ns
+        p0 = off // P
+        p1 = f.cap if nbytes == 0 else -(-(off + nbytes) // P)
+        wb = self.writeback
+        if flags & SYNC_FILE_RANGE_WAIT_BEFORE:
+            yield from wb.wait_range(f, p0, p1)
+        if flags & SYNC_FILE_RANGE_WRITE:
+            sync_all = self.cfg.sfr_write_waits or flags == 7
+            yield from wb.write_range(f, p0, p1, sync_all=sync_all, issuer=issuer)
+        if flags & SYNC_FILE_RANGE_WAIT_AFTER:
+            yield from wb.wait_range(f, p0, p1)
+        return 0
+
+    def _fallocate(self, f: File, off: int, n: int, keep_size: bool):
+        yield self.cfg.syscall_ns
+        p0, p1 = off // P, -(-(off + n) // P)
+        f.ensure(p1)
+        holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
+        if holes.size:
+            yield from self.policy.fallocate(self, f, holes)
+        if not keep_size and off + n > f.size_bytes:
+            f.size_bytes = f.disksize_bytes = off + n
+            self.journal.dirty_meta((self.layout.inode(f.ino),), f, datasync=True)
+        return 0
+
+    # -- statistics ---------------------------------------------------------------------
+    def stats(self) -> dict:
+        out = {"rmw_reads": self.stats_rmw_reads, "stable_page_waits": self.stats_stable_page_waits,
+               "commits_forced": self.stats_commits_forced, "flushes": self.stats_flushes,
+               "blocked_submits": self.stats_blocked_submits,
+               "pages_written": self.writeback.pages_written,
+               "bios_written": self.writeback.bios_written, "pages_read": self.writeback.pages_read}
+        out.update(self.journal.stats())
+        return out
+
+
+def _check_range(off: int, n: int, direct: bool) -> None:
+    if off < 0 or n < 0:
+        raise ValueError(f"offset and size must be >= 0, got {off}, {n}")
+    if direct and (off % 512 or n % 512):
+        raise ValueError(f"O_DIRECT needs 512-byte aligned offset and size, got {off}, {n}")

@@ -1,0 +1,94 @@
+"""A file: its size, its block map and the state of its pages, as compact numpy arrays.
+
+Per page (4 KB, page index = file offset // 4096) one entry in each array, grown
+geometrically as the file grows (1 GB = 262,144 pages = a few MB of arrays, no Python
+object per page):
+
+- ``state`` (uint8 flags): ``CACHED`` (in the page cache, up to date), ``DIRTY``,
+  ``WRITEBACK`` (a write of it is in flight), ``DELALLOC`` (dirty, no block yet:
+  ext4/xfs delayed allocation, zfs copy-on-write), ``UNWRITTEN`` (block allocated by
+  ``fallocate``; reads as zeros until its extent is converted), ``HASDATA`` (the
+  application wrote this page at least once: the data a crash could lose).
+- ``block``: physical 4 KB block on the device (-1 = hole / not allocated).
+- ``lru``: page-cache access tick (for LRU eviction).
+- ``wb``: id of the writeback bio the page is in (valid while ``WRITEBACK``).
+- ``wepoch``: flush epoch at which the page's last write completed
+  (-1 = written with FUA or to a device without a volatile cache).
+- ``meta_tid``: journal transaction that records the page's block mapping / extent
+  state (0 = none needed); the mapping survives a crash once that tid is durable.
+
+Inode-level metadata: ``size_bytes`` (i_size in memory), ``sync_tid`` (last
+transaction holding any change of the inode, timestamps included: what ``fsync``
+must commit), ``datasync_tid`` (last one holding a size or allocation change: what
+``fdatasync`` must commit), ``disksize_bytes`` (the size the next commit records:
+ext3 updates it in ``write()``, ext4 when delayed allocation maps the blocks, xfs at
+I/O completion), ``size_log`` (the size each commit recorded), ``dirtied_ns`` (when the inode's oldest dirty page was
+dirtied, for ``dirty_expire_centisecs``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+CACHED = 1
+DIRTY = 2
+WRITEBACK = 4
+DELALLOC = 8
+UNWRITTEN = 16
+HASDATA = 32
+LOCKED = 64      # a read of the page is in flight
+
+
+class File:
+    """One inode of a ``Filesystem``. Created by ``Filesystem.create``."""
+
+    def __init__(self, fs, name: str, ino: int) -> None:
+        self.fs = fs
+        self.name = name
+        self.ino = ino
+        self.size_bytes = 0
+        self.disksize_bytes = 0         # the size the next metadata commit records
+        self.size_log: list[tuple[int, int]] = [(0, 0)]   # (tid, size) per commit
+        self.cap = 0
+        self.state = np.zeros(0, np.uint8)
+        self.block = np.zeros(0, np.int64)
+        self.lru = np.zeros(0, np.int64)
+        self.wb = np.zeros(0, np.int32)
+        self.wepoch = np.zeros(0, np.int32)
+        self.meta_tid = np.zeros(0, np.int32)
+        self.nr_cached = 0
+        self.nr_dirty = 0
+        self.sync_tid = 0
+        self.datasync_tid = 0
+        self.dirtied_ns = -1            # -1 = no dirty pages
+        self.mtime_s = -1               # last timestamp written to the inode (granularity s)
+        self.ra_next = -1               # read-ahead: page a sequential reader asks next
+        self.ra_pages = 0
+
+    # -- arrays ------------------------------------------------------------------------
+    def ensure(self, npages: int) -> None:
+        """Make the per-page arrays hold at least ``npages`` pages."""
+        if npages <= self.cap:
+            return
+        cap = max(npages, self.cap * 2, 64)
+        for attr, fill in (("state", 0), ("block", -1), ("lru", 0), ("wb", 0),
+                           ("wepoch", 0), ("meta_tid", 0)):
+            old = getattr(self, attr)
+            new = np.full(cap, fill, old.dtype)
+            new[:self.cap] = old
+            setattr(self, attr, new)
+        self.cap = cap
+
+    @property
+    def npages(self) -> int:
+        """Pages covered by the in-memory size."""
+        return -(-self.size_bytes // 4096)
+
+    def pages_with(self, flag: int, p0: int, p1: int) -> np.ndarray:
+        """Indices of pages in [p0, p1) that have ``flag`` set."""
+        p1 = min(p1, self.cap)
+        if p1 <= p0:
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(self.state[p0:p1] & flag) + p0
+
+    def __repr__(self) -> str:
+        return f"File({self.name!r}, size={self.size_bytes})"

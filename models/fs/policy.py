@@ -1,0 +1,126 @@
+"""What differs between filesystems: the decisions a ``Filesystem`` asks its policy.
+
+``FsPolicy`` is the base (journalled, block-allocating-at-write behaviour shared by
+ext3/ext4/xfs); ``ext3.py``, ``ext4.py``, ``xfs.py`` and ``zfs.py`` override:
+
+- ``delalloc``: blocks are allocated at writeback, not at ``write()``;
+- ``cow``: every writeback allocates new blocks (zfs);
+- ``journal_style``: jbd | jbd2 | xfs (see ``journal.py``), or the policy's own
+  intent log (zfs);
+- ``timestamp_granularity_ns``: how often ``write()`` changes the inode's mtime
+  (ext3's 128-byte inodes keep seconds; ext4 / xfs keep the kernel clock, which
+  advances per jiffy, 1 ms at HZ=1000) - each change dirties the inode, which
+  ``fsync`` (not ``fdatasync``) must commit;
+- ``write_starts_handle``: ``write()`` starts a journal handle (ext3/ext4) and so can
+  wait for journal space;
+- hooks for write-time allocation, writeback allocation and clustering, I/O
+  completion (unwritten-extent conversion, on-disk size update), ordered data at
+  commit, and the metadata part of ``fsync``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .file import CACHED, DELALLOC, DIRTY, UNWRITTEN, WRITEBACK
+from .journal import Journal
+
+
+class FsPolicy:
+    name = "base"
+    delalloc = False
+    cow = False
+    own_flusher = False
+    journal_style = "jbd2"
+    timestamp_granularity_ns = 1_000_000
+    write_starts_handle = True
+
+    def __init__(self, cfg) -> None:
+        self.cfg = cfg
+
+    def make_journal(self, fs):
+        return Journal(fs, self.journal_style)
+
+    # -- keys of metadata blocks an operation changes ----------------------------------
+    def alloc_keys(self, fs, f, pages: np.ndarray, first_block: int) -> set[int]:
+        lay = fs.layout
+        keys = {lay.bitmap(first_block), lay.group_desc(first_block), lay.inode(f.ino)}
+        keys.update(lay.map_block(f.ino, int(p)) for p in np.unique(pages // 1024) * 1024)
+        return keys
+
+    # -- write() -------------------------------------------------------------------------
+    def on_write_holes(self, fs, f, holes: np.ndarray):
+        """Generator: ``write()`` touches pages without blocks. Default: allocate now."""
+        yield from fs.allocate(f, holes)
+
+    def note_data_write(self, fs, f) -> None:
+        """``write()`` dirtied data of ``f`` (ext3 ordered mode files it with the
+        running transaction)."""
+
+    def size_changed(self, fs, f) -> None:
+        """``write()`` / ``fallocate`` extended the in-memory size of ``f``."""
+        f.disksize_bytes = f.size_bytes
+        fs.journal.dirty_meta((fs.layout.inode(f.ino),), f, datasync=True)
+
+    def touch_mtime(self, fs, f) -> None:
+        fs.journal.dirty_meta((fs.layout.inode(f.ino),), f)
+
+    # -- writeback -----------------------------------------------------------------------
+    def cluster(self, fs, f, pages: np.ndarray) -> np.ndarray:
+        return pages
+
+    def allocate_on_writeback(self, fs, f, pages: np.ndarray):
+        """Generator: map delayed-allocation pages before their bios are built."""
+        yield from fs.allocate(f, pages)
+
+    def end_io(self, fs, f, p0: int, n: int) -> None:
+        """A write of pages [p0, p0+n) completed: convert unwritten extents."""
+        uw = f.state[p0:p0 + n] & UNWRITTEN
+        if uw.any():
+            f.state[p0:p0 + n] &= ~np.uint8(UNWRITTEN)
+            tid = fs.journal.dirty_meta((fs.layout.inode(f.ino), fs.layout.map_block(f.ino, p0)),
+                                        f, datasync=True)
+            f.meta_tid[p0:p0 + n][uw != 0] = tid
+
+    def commit_ordered_data(self, fs, T):
+        """Generator (commit thread): data=ordered - write the transaction's data first.
+        jbd2: mapped (not delalloc) dirty pages of the files it allocated for."""
+        wb = fs.writeback
+        for f in sorted(T.ordered, key=lambda f: f.ino):
+            dirty = f.pages_with(DIRTY, 0, f.cap)
+            dirty = dirty[(f.state[dirty] & (DELALLOC | WRITEBACK)) == 0]
+            if dirty.size:
+                yield from wb.write_pages(f, dirty, True)
+        for f in sorted(T.ordered, key=lambda f: f.ino):
+            yield from wb.wait_range(f, 0, f.cap)
+
+    def flusher_wakeup(self, fs) -> None:
+        pass
+
+    def flusher_metadata(self, fs):
+        """Generator (flusher): write home the journal's expired metadata blocks."""
+        expire = fs.cache.cfg.dirty_expire_centisecs * 10_000_000
+        yield from fs.journal.write_expired_home(fs.sim.now_ns - expire)
+
+    # -- fsync ---------------------------------------------------------------------------
+    def fsync_data(self, fs, f, issuer: int):
+        """Generator: the data part of fsync (``filemap_write_and_wait``)."""
+        yield from fs.writeback.write_range(f, 0, f.cap, sync_all=True, issuer=issuer)
+        yield from fs.writeback.wait_range(f, 0, f.cap)
+
+    def fsync(self, fs, f, datasync: bool):
+        """Generator: the metadata part of fsync / fdatasync (data is already written).
+        Commit the transaction holding the inode's change, if not yet committed; else,
+        with barriers, flush the device cache so the data itself is stable."""
+        tid = f.datasync_tid if datasync else f.sync_tid
+        if tid > fs.journal.committed_tid:
+            fs.stats_commits_forced += 1
+            yield from fs.journal.force_commit(tid)
+            if fs.cfg.barrier:
+                return
+        if fs.cfg.barrier:
+            yield from fs.flush()
+
+    # -- preallocation -------------------------------------------------------------------
+    def fallocate(self, fs, f, holes: np.ndarray):
+        """Generator: allocate ``holes`` as unwritten extents."""
+        yield from fs.allocate(f, holes, unwritten=True)

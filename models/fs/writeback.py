@@ -1,0 +1,238 @@
+"""Page writeback: turning dirty pages into write bios, completing them, waiting for them,
+and the per-filesystem flusher thread.
+
+Modelled (Linux mm/page-writeback.c ``write_cache_pages``, fs/fs-writeback.c, the bdi
+flusher of 2.6.32+):
+
+- ``write_range`` = ``filemap_fdatawrite_range``: the dirty pages of a range become
+  ``WRITEBACK`` and go to the block layer as bios of physically contiguous pages (at
+  most 256 pages = 1 MB, ``BIO_MAX_PAGES``), submitted under one plug. With
+  ``WB_SYNC_ALL`` (fsync, and ``sync_file_range(WRITE)`` before 4.20) a page that is
+  dirty *and* already under writeback is waited for and then written again; with
+  ``WB_SYNC_NONE`` it is skipped. Delayed-allocation pages get their blocks here
+  (the filesystem policy allocates and journals the mapping); the policy may also
+  add neighbouring dirty pages to the batch (xfs writes clusters of up to 64).
+- Submission blocks when the request queue is full (``nr_requests``): the writer -
+  the flusher, or a thread inside fsync / sync_file_range - sleeps until its bios are
+  queued.
+- Completion (``end_page_writeback``) clears ``WRITEBACK`` and stamps the flush epoch
+  the data reached the device at (see ``Filesystem.crash_state``), lets the policy
+  convert unwritten extents / update the on-disk size, and wakes waiters.
+- The flusher: wakes every ``dirty_writeback_centisecs`` or when kicked, writes inodes
+  whose dirty data is older than ``dirty_expire_centisecs``, and while dirty memory
+  is above ``dirty_background_ratio`` writes dirty inodes in chunks of 1024 pages
+  (``MAX_WRITEBACK_PAGES``), oldest-dirtied inode first.
+
+Deliberately not modelled: ``nr_to_write`` budgets across superblocks, the
+``wb_writeback`` livelock-avoidance tagging (``PAGECACHE_TAG_TOWRITE``), per-bio
+completion batching, writeback of metadata buffers other than the journal's
+checkpoint (see ``journal.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..device.request import READ, WRITE, IORequest
+from ..sim import Event, all_of
+from .file import CACHED, DELALLOC, DIRTY, WRITEBACK
+
+NOT_ON_DEVICE = np.iinfo(np.int32).max
+BIO_MAX_PAGES = 256
+MAX_WRITEBACK_PAGES = 1024
+
+
+def runs(pages: np.ndarray, blocks: np.ndarray, max_pages: int = BIO_MAX_PAGES):
+    """(start, end) index pairs of runs contiguous both in file and on the device."""
+    n = int(pages.size)
+    if n == 0:
+        return []
+    brk = np.flatnonzero((np.diff(pages) != 1) | (np.diff(blocks) != 1)) + 1
+    bounds = np.concatenate(([0], brk, [n])).tolist()
+    out = []
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        while e - s > max_pages:
+            out.append((s, s + max_pages))
+            s += max_pages
+        out.append((s, e))
+    return out
+
+
+class Writeback:
+    def __init__(self, fs) -> None:
+        self.fs = fs
+        self.sim = fs.sim
+        self.cache = fs.cache
+        self.queue = fs.queue
+        self.events: dict[int, Event] = {}
+        self.next_id = 1
+        self.pages_written = 0
+        self.bios_written = 0
+        self.pages_read = 0
+        self._wake: Event = Event(self.sim)
+        self._timer_round = 0
+        self.flusher = self.sim.spawn(self._flusher(), f"flush-{fs.name}")
+
+    # -- writing -------------------------------------------------------------------------
+    def write_range(self, f, p0: int, p1: int, sync_all: bool, issuer: int = 0):
+        """Generator: ``filemap_fdatawrite_range`` of pages [p0, p1)."""
+        while True:
+            dirty = f.pages_with(DIRTY, p0, p1)
+            if dirty.size == 0:
+                return
+            busy = dirty[(f.state[dirty] & WRITEBACK) != 0]
+            if busy.size and sync_all:
+                yield from self.wait_pages(f, busy)
+                continue
+            if busy.size:
+                dirty = dirty[(f.state[dirty] & WRITEBACK) == 0]
+            break
+        if dirty.size:
+            yield from self.write_pages(f, dirty, sync_all, issuer)
+
+    def write_pages(self, f, pages: np.ndarray, sync: bool, issuer: int = 0):
+        """Generator: start writeback of ``pages`` (dirty, not under writeback)."""
+        fs = self.fs
+        pages = fs.policy.cluster(fs, f, pages)
+        delalloc = pages[(f.state[pages] & DELALLOC) != 0]
+        if delalloc.size or fs.policy.cow:
+            yield from fs.policy.allocate_on_writeback(fs, f, pages if fs.policy.cow else delalloc)
+            st = f.state[pages]
+            pages = pages[(st & (DIRTY | WRITEBACK)) == DIRTY]
+        n = int(pages.size)
+        if n == 0:
+            return
+        st = f.state
+        st[pages] = (st[pages] & ~np.uint8(DIRTY)) | np.uint8(WRITEBACK)
+        f.nr_dirty -= n
+        if f.nr_dirty == 0:
+            f.dirtied_ns = -1
+        self.cache.nr_dirty -= n
+        self.cache.nr_writeback += n
+        blocks = f.block[pages]
+        bios = []
+        for s, e in runs(pages, blocks):
+            wid = self.next_id
+            self.next_id += 1
+            f.wb[pages[s:e]] = wid
+            self.events[wid] = Event(self.sim)
+            bio = IORequest(WRITE, int(blocks[s]) * 4096, (e - s) * 4096, self._written,
+                            sync, False, issuer)
+            bio.tag = (f, int(pages[s]), e - s, wid)
+            bios.append(bio)
+        self.pages_written += n
+        self.bios_written += len(bios)
+        if fs.cfg.bio_ns:
+            yield fs.cfg.bio_ns * len(bios)
+        gate = self.queue.submit(bios, plug=len(bios) > 1)
+        if gate is not None:
+            fs.stats_blocked_submits += 1
+            yield gate
+
+    def _written(self, bio: IORequest) -> None:
+        f, p0, n, wid = bio.tag
+        fs = self.fs
+        sl = slice(p0, p0 + n)
+        st = f.state[sl]
+        st &= ~np.uint8(WRITEBACK)
+        clean = (st & DIRTY) == 0
+        we = f.wepoch[sl]
+        we[clean] = -1 if bio.fua else fs.flush_epoch
+        self.cache.nr_writeback -= n
+        fs.policy.end_io(fs, f, p0, n)
+        self.events.pop(wid).succeed()
+        self.cache.writeback_done()
+
+    # -- reading -------------------------------------------------------------------------
+    def read_pages(self, f, pages: np.ndarray, issuer: int = 0, sync: bool = True):
+        """Start reads of ``pages`` (not cached, with a written block); returns the
+        events of the bios. Pages are marked cached when their bio completes."""
+        blocks = f.block[pages]
+        bios, evs = [], []
+        for s, e in runs(pages, blocks):
+            rid = self.next_id
+            self.next_id += 1
+            f.wb[pages[s:e]] = rid
+            ev = Event(self.sim)
+            self.events[rid] = ev
+            evs.append(ev)
+            bio = IORequest(READ, int(blocks[s]) * 4096, (e - s) * 4096, self._read_done,
+                            sync, False, issuer)
+            bio.tag = (f, int(pages[s]), e - s, rid)
+            bios.append(bio)
+        self.pages_read += int(pages.size)
+        gate = self.queue.submit(bios, plug=len(bios) > 1)
+        return bios, evs, gate
+
+    def _read_done(self, bio: IORequest) -> None:
+        f, p0, n, rid = bio.tag
+        self.fs.mark_cached(f, np.arange(p0, p0 + n))
+        self.events.pop(rid).succeed()
+
+    # -- waiting -------------------------------------------------------------------------
+    def pending_events(self, f, pages: np.ndarray) -> list[Event]:
+        ids = np.unique(f.wb[pages])
+        return [self.events[int(i)] for i in ids if int(i) in self.events]
+
+    def wait_pages(self, f, pages: np.ndarray):
+        """Generator: wait until the writeback of ``pages`` (those under it) completes."""
+        busy = pages[(f.state[pages] & WRITEBACK) != 0]
+        if busy.size == 0:
+            return
+        yield from self.fs.wait(all_of(self.sim, self.pending_events(f, busy)))
+
+    def wait_range(self, f, p0: int, p1: int):
+        """Generator: ``filemap_fdatawait_range`` of pages [p0, p1)."""
+        yield from self.wait_pages(f, f.pages_with(WRITEBACK, p0, p1))
+
+    # -- the flusher ---------------------------------------------------------------------
+    def kick(self) -> None:
+        if not self._wake.triggered:
+            self._wake.succeed()
+
+    def _timer(self, round_no: int) -> None:
+        if round_no == self._timer_round:
+            self.kick()
+
+    def _flusher(self):
+        cfg = self.cache.cfg
+        period = cfg.dirty_writeback_centisecs * 10_000_000
+        expire = cfg.dirty_expire_centisecs * 10_000_000
+        fs = self.fs
+        while True:
+            self._timer_round += 1
+            self.sim.after(period, self._timer, self._timer_round)
+            yield self._wake
+            self._wake = Event(self.sim)
+            if fs.policy.own_flusher:
+                fs.policy.flusher_wakeup(fs)
+                continue
+            now = self.sim.now_ns
+            # expired inodes first (wb_check_old_data_flush), then background writeback
+            for f in sorted((f for f in fs.files.values() if f.nr_dirty and
+                             0 <= f.dirtied_ns <= now - expire), key=lambda f: f.dirtied_ns):
+                yield from self._write_chunks(f, None)
+            while self.cache.over_background():
+                progress = False
+                for f in sorted((f for f in fs.files.values() if f.nr_dirty),
+                                key=lambda f: f.dirtied_ns):
+                    if (yield from self._write_chunks(f, MAX_WRITEBACK_PAGES)):
+                        progress = True
+                    if not self.cache.over_background():
+                        break
+                if not progress:
+                    break
+            yield from fs.policy.flusher_metadata(fs)
+
+    def _write_chunks(self, f, limit: int | None):
+        """Write ``f``'s dirty pages (not under writeback), ``limit`` pages at most."""
+        wrote = False
+        while True:
+            dirty = f.pages_with(DIRTY, 0, f.cap)
+            dirty = dirty[(f.state[dirty] & WRITEBACK) == 0]
+            if dirty.size == 0:
+                return wrote
+            chunk = dirty[:MAX_WRITEBACK_PAGES]
+            yield from self.write_pages(f, chunk, False)
+            wrote = True
+            if limit is not None:
+                return wrote
