@@ -77,9 +77,15 @@ class BlockQueue:
     # -- submission ------------------------------------------------------------------
     def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:
         """Submit bios; returns None if all were queued, else an Event to wait on."""
-        if isinstance(bios, IORequest):
-            bios = (bios,)
         now = self.sim.now_ns
+        if type(bios) is IORequest:
+            # fast path: one bio that needs no split and no wait
+            if bios.size_bytes <= self.max_bytes and not self.waiting:
+                bios.submit_ns = now
+                if self._place(bios, None):
+                    self._run_queue()
+                    return None
+            bios = (bios,)
         plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
         call: _Call | None = None
         for bio in self._split(bios, now):
