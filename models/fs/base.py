@@ -134,12 +134,14 @@ class Filesystem:
     def pwrite(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
                issuer: int = 0) -> Event:
         _check_range(offset_bytes, size_bytes, direct)
+        direct = direct and self.policy.supports_direct
         gen = self._direct_write if direct else self._write
         return self.sim.spawn(gen(f, offset_bytes, size_bytes, issuer), "pwrite")
 
     def pread(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
               issuer: int = 0) -> Event:
         _check_range(offset_bytes, size_bytes, direct)
+        direct = direct and self.policy.supports_direct
         gen = self._direct_read if direct else self._read
         return self.sim.spawn(gen(f, offset_bytes, size_bytes, issuer), "pread")
 
@@ -271,7 +273,7 @@ class Filesystem:
         st = f.state[p0:p1]
         new_cached = int(np.count_nonzero((st & CACHED) == 0))
         new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
-        st |= np.uint8(CACHED | DIRTY | HASDATA)
+        st |= np.uint8(self.policy.write_flags)
         f.wepoch[p0:p1] = NOT_ON_DEVICE
         f.lru[p0:p1] = cache.next_tick()
         f.nr_cached += new_cached
@@ -442,6 +444,8 @@ class Filesystem:
 
     def _sync_file_range(self, f: File, off: int, nbytes: int, flags: int, issuer: int):
         yield self.cfg.syscall_ns
+        if self.policy.sfr_noop:
+            return 0
         p0 = off // P
         p1 = f.cap if nbytes == 0 else -(-(off + nbytes) // P)
         wb = self.writeback

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .file import DIRTY, HASDATA, UNWRITTEN, WRITEBACK
+from .file import HASDATA, UNWRITTEN
 
 
 @dataclass
@@ -54,17 +54,13 @@ def crash_state(fs) -> CrashState:
     tid = fs.journal.durable_tid(stable)
     out = {}
     for name, f in fs.files.items():
-        rec_size = 0
-        for t, size in f.size_log:
-            if t <= tid:
-                rec_size = size
-            else:
-                break
+        rec_size = fs.policy.recovered_size(fs, f, tid, stable)
         n = f.npages
         st = f.state[:n]
         wrote = (st & HASDATA) != 0
-        ok = (wrote & ((st & (DIRTY | WRITEBACK)) == 0) & (f.wepoch[:n] <= stable)
-              & (f.meta_tid[:n] <= tid) & ((st & UNWRITTEN) == 0))
+        # a dirty page (or one whose write has not completed) has wepoch NOT_ON_DEVICE
+        ok = (wrote & (f.wepoch[:n] <= stable) & (f.meta_tid[:n] <= tid)
+              & ((st & UNWRITTEN) == 0))
         ok &= np.arange(n) * 4096 < rec_size
         lost = wrote & ~ok
         ranges = []

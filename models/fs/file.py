@@ -8,7 +8,8 @@ object per page):
   ``WRITEBACK`` (a write of it is in flight), ``DELALLOC`` (dirty, no block yet:
   ext4/xfs delayed allocation, zfs copy-on-write), ``UNWRITTEN`` (block allocated by
   ``fallocate``; reads as zeros until its extent is converted), ``HASDATA`` (the
-  application wrote this page at least once: the data a crash could lose).
+  application wrote this page at least once: the data a crash could lose),
+  ``LOCKED`` (a read of it is in flight), ``INTENT`` (zfs: not yet in the intent log).
 - ``block``: physical 4 KB block on the device (-1 = hole / not allocated).
 - ``lru``: page-cache access tick (for LRU eviction).
 - ``wb``: id of the writeback bio the page is in (valid while ``WRITEBACK``).
@@ -36,6 +37,7 @@ DELALLOC = 8
 UNWRITTEN = 16
 HASDATA = 32
 LOCKED = 64      # a read of the page is in flight
+INTENT = 128     # zfs: written since the last intent-log (ZIL) record of the page
 
 
 class File:
@@ -48,6 +50,7 @@ class File:
         self.size_bytes = 0
         self.disksize_bytes = 0         # the size the next metadata commit records
         self.size_log: list[tuple[int, int]] = [(0, 0)]   # (tid, size) per commit
+        self.zil_sizes: list[tuple[int, int]] = []        # zfs: (epoch, size) per ZIL commit
         self.cap = 0
         self.state = np.zeros(0, np.uint8)
         self.block = np.zeros(0, np.int64)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .file import CACHED, DELALLOC, DIRTY, UNWRITTEN, WRITEBACK
+from .file import CACHED, DELALLOC, DIRTY, HASDATA, UNWRITTEN, WRITEBACK
 from .journal import Journal
 
 
@@ -33,6 +33,9 @@ class FsPolicy:
     journal_style = "jbd2"
     timestamp_granularity_ns = 1_000_000
     write_starts_handle = True
+    write_flags = CACHED | DIRTY | HASDATA
+    sfr_noop = False
+    supports_direct = True
 
     def __init__(self, cfg) -> None:
         self.cfg = cfg
@@ -119,6 +122,16 @@ class FsPolicy:
                 return
         if fs.cfg.barrier:
             yield from fs.flush()
+
+    # -- recovery ------------------------------------------------------------------------
+    def recovered_size(self, fs, f, durable_tid: int, stable_epoch: int) -> int:
+        """The size of ``f`` after journal replay up to ``durable_tid``."""
+        size = 0
+        for t, s in f.size_log:
+            if t > durable_tid:
+                break
+            size = s
+        return size
 
     # -- preallocation -------------------------------------------------------------------
     def fallocate(self, fs, f, holes: np.ndarray):
