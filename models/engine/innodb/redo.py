@@ -1,0 +1,315 @@
+"""The InnoDB redo log: log buffer, log blocks, circular log files, group flushing.
+
+Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is in
+5.5 and 5.6):
+
+- **LSN and log blocks.** The log is a stream of ``innodb_log_block_size`` blocks (512
+  bytes; Percona Server's ``innodb_log_block_size`` allows 4096). Each block has a
+  12-byte header and a 4-byte trailer; mini-transactions append their records into
+  the payload (``log_write_low``), and the LSN counts stream bytes, headers included,
+  so a full block moves the LSN past its trailer and the next block's header.
+- **Log buffer** (``innodb_log_buffer_size``): appends take ``log_sys->mutex``. Once
+  the unwritten part exceeds half the buffer, the appending thread writes it out
+  (``log_check_margins`` -> ``log_flush_margin``, a write without fsync).
+- **Log files.** ``innodb_log_files_in_group`` files of ``innodb_log_file_size`` each,
+  a header of 4 blocks each (``LOG_FILE_HDR_SIZE``), written circularly; a write that
+  crosses a file end is split (``log_group_write_buf``). Every write covers whole
+  blocks, from the block holding the first unwritten byte to the end of the current
+  block: the last, partly filled block is rewritten by the next write.
+- **Group flush** (``log_write_up_to(lsn, wait, flush_to_disk)``): under
+  ``log_sys->mutex``: done if the LSN is already flushed (or written, for a write-only
+  call). If a write+flush is in progress (``n_pending_writes``) and it will cover the
+  LSN (``current_flush_lsn >= lsn``), wait for it and return; if it will not, wait for
+  it and start over. Otherwise become the writer: note ``write_lsn`` =
+  ``current_flush_lsn`` = the current end of the log, write the whole unwritten buffer
+  to the files *while holding* ``log_sys->mutex``, release it, fsync the log files
+  that were written (``fil_flush``), then mark the flush complete and wake every
+  waiter. One fsync therefore covers every commit that appended its records before
+  the write started - group commit emerges from threads arriving while a flush runs.
+- **innodb_flush_log_at_trx_commit** (what ``commit_flush(lsn)`` does): 1 = write and
+  fsync at commit; 2 = write at commit, fsync once a second; 0 = nothing at commit.
+  The master thread calls ``log_buffer_flush_to_disk`` every
+  ``innodb_flush_log_at_timeout`` seconds (1 s in 5.1/5.5) whatever the setting.
+- **innodb_flush_method**: ``fsync`` / ``O_DIRECT`` (log files stay buffered: 5.1's
+  O_DIRECT applies to data files only), ``ALL_O_DIRECT`` (Percona: log files opened
+  O_DIRECT too, writes go straight to the device, fsync still called), ``O_DSYNC``
+  (log files opened O_SYNC: each write is durable, no fsync is called).
+
+Deliberately not modelled: checkpoints and the checkpoint-age limits (dirty-page
+flushing belongs to the buffer pool), multiple log groups / log archiving, the
+log-buffer-full wait (``log_sys`` never fills here beyond the margin write), LSN
+wrap-around of the 64-bit counter, block checksums and the CPU of the memcpy into the
+buffer (part of the statement's CPU cost).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...sim import Event, Mutex, Simulator
+from ...units import parse_size
+
+LOG_BLOCK_HDR_SIZE = 12
+LOG_BLOCK_TRL_SIZE = 4
+LOG_FILE_HDR_BLOCKS = 4          # LOG_FILE_HDR_SIZE = 4 * OS_FILE_LOG_BLOCK_SIZE
+FLUSH_METHODS = ("fsync", "O_DIRECT", "ALL_O_DIRECT", "O_DSYNC")
+
+
+@dataclass(frozen=True)
+class RedoConfig:
+    """The InnoDB redo-log variables, under their MySQL names (sizes as in my.cnf)."""
+
+    innodb_flush_log_at_trx_commit: int = 1
+    innodb_log_file_size: str = "512M"
+    innodb_log_files_in_group: int = 2
+    innodb_log_buffer_size: str = "1M"
+    innodb_log_block_size: int = 512
+    innodb_flush_method: str = "O_DIRECT"
+    innodb_flush_log_at_timeout: int = 1
+
+    def __post_init__(self) -> None:
+        if self.innodb_flush_log_at_trx_commit not in (0, 1, 2):
+            raise ValueError("innodb_flush_log_at_trx_commit: must be 0, 1 or 2, got "
+                             f"{self.innodb_flush_log_at_trx_commit!r}")
+        if self.innodb_log_block_size not in (512, 4096):
+            raise ValueError("innodb_log_block_size: must be 512 or 4096, got "
+                             f"{self.innodb_log_block_size!r}")
+        if self.innodb_log_files_in_group < 2:
+            raise ValueError("innodb_log_files_in_group: must be >= 2, got "
+                             f"{self.innodb_log_files_in_group}")
+        bs = self.innodb_log_block_size
+        size = parse_size(self.innodb_log_file_size, "innodb_log_file_size")
+        if size % bs or size < (LOG_FILE_HDR_BLOCKS + 16) * bs:
+            raise ValueError(f"innodb_log_file_size: must be a multiple of "
+                             f"innodb_log_block_size ({bs}) and at least "
+                             f"{(LOG_FILE_HDR_BLOCKS + 16) * bs} bytes, got {self.innodb_log_file_size!r}")
+        buf = parse_size(self.innodb_log_buffer_size, "innodb_log_buffer_size")
+        if buf < 16 * bs:
+            raise ValueError(f"innodb_log_buffer_size: must be at least 16 log blocks "
+                             f"({16 * bs} bytes), got {self.innodb_log_buffer_size!r}")
+        if self.innodb_flush_method not in FLUSH_METHODS:
+            raise ValueError(f"innodb_flush_method: must be one of {', '.join(FLUSH_METHODS)}, "
+                             f"got {self.innodb_flush_method!r}")
+        if self.innodb_flush_log_at_timeout < 1:
+            raise ValueError("innodb_flush_log_at_timeout: must be >= 1 (seconds), got "
+                             f"{self.innodb_flush_log_at_timeout}")
+
+    @property
+    def log_file_size_bytes(self) -> int:
+        return parse_size(self.innodb_log_file_size, "innodb_log_file_size")
+
+    @property
+    def log_buffer_size_bytes(self) -> int:
+        return parse_size(self.innodb_log_buffer_size, "innodb_log_buffer_size")
+
+
+def lsn_advance(lsn: int, nbytes: int, block_size: int) -> int:
+    """The LSN after appending ``nbytes`` of log records at ``lsn`` (``log_write_low``):
+    payload fills each block between its header and trailer; a block that becomes full
+    moves the LSN to the first payload byte of the next block."""
+    payload_end = block_size - LOG_BLOCK_TRL_SIZE
+    while nbytes > 0:
+        off = lsn % block_size
+        if off < LOG_BLOCK_HDR_SIZE:
+            lsn += LOG_BLOCK_HDR_SIZE - off
+            off = LOG_BLOCK_HDR_SIZE
+        take = min(payload_end - off, nbytes)
+        lsn += take
+        nbytes -= take
+        if lsn % block_size == payload_end:
+            lsn += LOG_BLOCK_TRL_SIZE + LOG_BLOCK_HDR_SIZE
+    return lsn
+
+
+class RedoLog:
+    """One log group on a filesystem.
+
+    ``fs`` offers ``pwrite(f, offset, size, direct=...) -> Event``, ``fsync(f) -> Event``;
+    ``files`` are the open ``ib_logfile*`` handles (``innodb_log_files_in_group`` of
+    them, each ``innodb_log_file_size`` long). ``cpu`` (a ``models.engine.cpu.CPU``)
+    pays the wake-ups of threads that sleep on ``log_sys->mutex`` or on a running
+    flush. The kernel side of write()/fsync() (syscall CPU, copies, I/O, the wake-up
+    at I/O completion) is the filesystem's: its Events fire when the call returns.
+
+    Threads call ``yield from redo.append(nbytes)`` (returns the end LSN of their
+    records) and ``yield from redo.write_up_to(lsn, flush)``.
+    """
+
+    START_LSN = 8192  # LOG_START_LSN
+
+    def __init__(self, sim: Simulator, cfg: RedoConfig, fs: Any, files: list, cpu) -> None:
+        if len(files) != cfg.innodb_log_files_in_group:
+            raise ValueError(f"innodb_log_files_in_group: {cfg.innodb_log_files_in_group} "
+                             f"files configured, {len(files)} given")
+        self.sim = sim
+        self.cfg = cfg
+        self.fs = fs
+        self.files = list(files)
+        self.cpu = cpu
+        bs = self.block = cfg.innodb_log_block_size
+        self.file_hdr = LOG_FILE_HDR_BLOCKS * bs
+        self.file_data = cfg.log_file_size_bytes - self.file_hdr
+        self.capacity = self.file_data * len(files)
+        self.buf_bytes = cfg.log_buffer_size_bytes
+        self.direct = cfg.innodb_flush_method == "ALL_O_DIRECT"
+        self.dsync = cfg.innodb_flush_method == "O_DSYNC"
+        self.mutex = Mutex(sim, "log_sys->mutex")
+        # log_sys fields (lsn = next byte to be appended)
+        self.lsn = self.START_LSN + LOG_BLOCK_HDR_SIZE
+        self.written_lsn = self.lsn          # written_to_all_lsn
+        self.flushed_lsn = self.lsn          # flushed_to_disk_lsn
+        self.write_lsn = self.lsn            # end of the write in progress / last write
+        self.current_flush_lsn = self.lsn
+        self.n_pending_writes = 0
+        self.no_flush_event = Event(sim)     # os_event: set when no write+flush runs
+        self.no_flush_event.succeed()
+        self._dirty_files: set[int] = set()
+        self._master = None
+        # statistics
+        self.appends = 0
+        self.bytes_appended = 0
+        self.writes = 0               # log_write_up_to writes (each may be split)
+        self.file_writes = 0          # pwrite() calls
+        self.bytes_written = 0
+        self.fsyncs = 0               # fsync() calls on log files
+        self.flushes = 0              # write+flush operations (one fil_flush each)
+        self.flush_requests = 0       # write_up_to(flush=True) calls from transactions
+        self.flush_waits = 0          # ... that waited for another thread's flush
+        self.margin_writes = 0
+
+    # -- appending (mtr_commit -> log_write_low) -------------------------------------
+    def append(self, nbytes: int):
+        """Append ``nbytes`` of log records; returns their end LSN."""
+        yield from self.cpu.wait(self.mutex.acquire())
+        self.lsn = lsn_advance(self.lsn, nbytes, self.block)
+        end = self.lsn
+        self.appends += 1
+        self.bytes_appended += nbytes
+        over = end - self._area_start(self.written_lsn) > self.buf_bytes // 2
+        self.mutex.release()
+        if over and self.n_pending_writes == 0:
+            # log_free_check -> log_check_margins -> log_flush_margin: write, no fsync
+            self.margin_writes += 1
+            yield from self.write_up_to(end, False, from_trx=False)
+        return end
+
+    # -- log_write_up_to ---------------------------------------------------------------
+    def write_up_to(self, lsn: int, flush: bool, from_trx: bool = True):
+        """Make the log durable (``flush``) or written up to ``lsn``; returns True when
+        this thread did the write itself, False when another thread's write covered it."""
+        cpu = self.cpu
+        if flush and from_trx:
+            self.flush_requests += 1
+        waited = False
+        while True:
+            yield from cpu.wait(self.mutex.acquire())
+            if (self.flushed_lsn if flush else self.written_lsn) >= lsn:
+                self.mutex.release()
+                if waited and flush and from_trx:
+                    self.flush_waits += 1
+                return False
+            if self.n_pending_writes > 0:
+                ev = self.no_flush_event
+                covers = (self.current_flush_lsn if flush else self.write_lsn) >= lsn
+                self.mutex.release()
+                waited = True
+                yield from cpu.wait(ev)
+                if covers:                      # do_waits: the running flush covers us
+                    if flush and from_trx:
+                        self.flush_waits += 1
+                    return False
+                continue                        # wait, then try to start a new write
+            if not flush and self.lsn <= self.written_lsn:
+                self.mutex.release()
+                return False
+            yield from self._write_and_flush(flush)
+            return True
+
+    def _write_and_flush(self, flush: bool):
+        """The writer's part of ``log_write_up_to``; entered holding ``log_sys->mutex``."""
+        self.n_pending_writes = 1
+        self.no_flush_event = Event(self.sim)   # os_event_reset
+        start = self._area_start(self.written_lsn)
+        end = -(-self.lsn // self.block) * self.block
+        self.write_lsn = self.lsn
+        if flush:
+            self.current_flush_lsn = self.lsn
+        self.writes += 1
+        for f_idx, off, size in self._file_extents(start, end):
+            self.file_writes += 1
+            self.bytes_written += size
+            self._dirty_files.add(f_idx)
+            yield self.fs.pwrite(self.files[f_idx], off, size, direct=self.direct)
+        self.written_lsn = self.write_lsn
+        self.mutex.release()
+        if self.dsync:
+            self.flushed_lsn = self.write_lsn       # O_SYNC writes are durable
+            self._dirty_files.clear()
+        elif flush:
+            self.flushes += 1
+            dirty, self._dirty_files = sorted(self._dirty_files), set()
+            for f_idx in dirty:                     # fil_flush(group->space_id)
+                self.fsyncs += 1
+                yield self.fs.fsync(self.files[f_idx])
+            self.flushed_lsn = self.write_lsn
+        yield from self.cpu.wait(self.mutex.acquire())
+        self.n_pending_writes = 0
+        ev = self.no_flush_event
+        self.mutex.release()
+        ev.succeed()                                # log_flush_do_unlocks
+
+    def _area_start(self, lsn: int) -> int:
+        return lsn - lsn % self.block
+
+    def _file_extents(self, start_lsn: int, end_lsn: int):
+        """(file index, offset, size) pieces of the stream range [start, end)."""
+        pos = start_lsn - (self.START_LSN)
+        n = end_lsn - start_lsn
+        while n > 0:
+            ring = pos % self.capacity
+            f_idx, in_file = divmod(ring, self.file_data)
+            take = min(n, self.file_data - in_file)
+            yield f_idx, self.file_hdr + in_file, take
+            pos += take
+            n -= take
+
+    # -- commit-time policy and the master thread --------------------------------------
+    def commit_flush(self, lsn: int):
+        """What a commit (or prepare) does with the log per innodb_flush_log_at_trx_commit
+        (``trx_commit_off_kernel`` / ``trx_prepare_off_kernel``)."""
+        mode = self.cfg.innodb_flush_log_at_trx_commit
+        if mode == 1:
+            yield from self.write_up_to(lsn, True)
+        elif mode == 2:
+            yield from self.write_up_to(lsn, False)
+
+    def start_master(self) -> None:
+        """Start the master thread's once-a-``innodb_flush_log_at_timeout`` flush."""
+        if self._master is None:
+            self._running = True
+            self._master = self.sim.spawn(self._master_loop(), "srv_master_thread")
+
+    def stop_master(self) -> None:
+        self._running = False
+
+    def _master_loop(self):
+        period = self.cfg.innodb_flush_log_at_timeout * 1_000_000_000
+        while True:
+            yield period
+            if not self._running:
+                return
+            # log_buffer_flush_to_disk(): log_write_up_to(log_sys->lsn, ALL_GROUPS, TRUE)
+            yield from self.write_up_to(self.lsn, True, from_trx=False)
+
+    def stats(self) -> dict:
+        return {
+            "lsn": self.lsn - self.START_LSN, "appends": self.appends,
+            "bytes_appended": self.bytes_appended, "writes": self.writes,
+            "file_writes": self.file_writes, "bytes_written": self.bytes_written,
+            "fsyncs": self.fsyncs, "flushes": self.flushes,
+            "flush_requests": self.flush_requests, "flush_waits": self.flush_waits,
+            "group_size_avg": self.flush_requests / self.flushes if self.flushes else 0.0,
+            "margin_writes": self.margin_writes,
+            "mutex_contended": self.mutex.contended,
+            "mutex_wait_s": self.mutex.wait_ns_total / 1e9,
+        }

@@ -1,0 +1,50 @@
+"""CPU: cores as a FIFO run queue, bursts in cycles, wake-up cost only after sleeping."""
+import pytest
+
+from models.engine.cpu import CPU, CPUConfig
+from models.sim import Simulator
+
+
+def test_bursts_queue_for_cores_fifo():
+    sim = Simulator()
+    cpu = CPU(sim, CPUConfig(cores=2, ghz=2.0, wakeup_us=0))
+    log = []
+
+    def thread(name):
+        yield from cpu.run(20_000)          # 20,000 cycles at 2 GHz = 10 us
+        log.append((name, sim.now_ns))
+
+    for n in "abcd":
+        sim.spawn(thread(n))
+    sim.run()
+    assert log == [("a", 10_000), ("b", 10_000), ("c", 20_000), ("d", 20_000)]
+    assert cpu.busy_ns == 40_000
+    assert cpu.cores.wait_ns_total == 2 * 10_000
+    assert cpu.stats(20_000)["util_pct"] == pytest.approx(100.0)
+
+
+def test_wakeup_paid_only_by_a_thread_that_slept():
+    sim = Simulator()
+    cpu = CPU(sim, CPUConfig(cores=1, wakeup_us=5))
+    ev_fired, ev_late = sim.event(), sim.event()
+    ev_fired.succeed(7)
+    log = []
+
+    def t():
+        v = yield from cpu.wait(ev_fired)       # no sleep, no cost
+        log.append(("fired", v, sim.now_ns))
+        v = yield from cpu.wait(ev_late)        # sleeps until 1 us, then 5 us switch-in
+        log.append(("late", v, sim.now_ns))
+
+    sim.spawn(t())
+    sim.after(1_000, ev_late.succeed, 3)
+    sim.run()
+    assert log == [("fired", 7, 0), ("late", 3, 6_000)]
+    assert cpu.wakeups == 1
+
+
+@pytest.mark.parametrize("key,kw", [("cores", {"cores": 0}), ("ghz", {"ghz": 0}),
+                                    ("wakeup_us", {"wakeup_us": -1})])
+def test_config_rejects_bad_values(key, kw):
+    with pytest.raises(ValueError, match=f"^{key}:"):
+        CPUConfig(**kw)
