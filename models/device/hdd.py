@@ -270,6 +270,10 @@ class HDD(Device):
         self._destaging_bytes = 0
         self._unacked_bytes = 0      # a cached write not yet acknowledged
         self._wce = cfg.write_cache
+        # the command queue lives in tag slots of the state vector (queue order by
+        # arrival number); the base's ``queue`` list stays empty
+        self._slots: list[IORequest | None] = [None] * cfg.queue_depth
+        self._free = list(range(cfg.queue_depth - 1, -1, -1))
 
     # -- interface ------------------------------------------------------------------
     def submit(self, req: IORequest) -> None:
@@ -279,14 +283,15 @@ class HDD(Device):
         if op <= WRITE:
             off = req.offset_bytes
             end = off + req.size_bytes
-            if off < 0 or req.size_bytes <= 0 or end > self.capacity_bytes:
+            if off < 0 or end <= off or end > self.capacity_bytes:
                 raise ValueError(f"{self.name}: {req} outside the drive's {self.capacity_bytes} bytes")
-            lba = off // SECTOR_BYTES
-            hdd_submit(self.S, lba, -(-end // SECTOR_BYTES) - lba, op, 1 if req.fua else 0, now)
+            slot = self._free.pop()
+            hdd_submit(self.S, slot, off, end, op | 4 if req.fua else op, now)
         else:
-            hdd_submit(self.S, 0, 0, op, 0, now)
+            slot = self._free.pop()
+            hdd_submit(self.S, slot, 0, 0, op, now)
+        self._slots[slot] = req
         self.inflight += 1
-        self.queue.append(req)
         if self.free_servers:
             self._start_next()
 
@@ -303,14 +308,15 @@ class HDD(Device):
 
     # -- queueing and time ------------------------------------------------------------
     def _start_next(self) -> None:
-        if not self.free_servers:
-            return
-        if self.queue:
+        # called with the server free: every command in flight is queued
+        if self.inflight:
             S = self.S
             if self._wce:
                 before = S[D_SECT]
-            idx, done_ns, hit = hdd_dispatch(S, self.sim.now_ns)
-            req = self.queue.pop(idx)
+            slot, done_ns, hit = hdd_dispatch(S, self.sim.now_ns)
+            req = self._slots[slot]
+            self._slots[slot] = None
+            self._free.append(slot)
             if hit:
                 req.cache_hit = True
             if self._wce:
@@ -324,15 +330,22 @@ class HDD(Device):
             self.free_servers = 0
             self.busy_ns += done_ns - self.sim.now_ns
             self.sim.at(done_ns, self._finish, req)
-        elif self.S[D_N] > 0.0:
-            self._start_destage()
+        elif self._wce and self.S[D_N] > 0.0:
+            self._start_destage()   # idle: write back the cache
 
     def _finish(self, req: IORequest) -> None:
+        # the base's completion, with the queue held in tag slots
         self._unacked_bytes = 0
         self._destaging_bytes = 0
-        super()._finish(req)
-        if self.free_servers and not self.queue and self.S[D_N] > 0.0:
-            self._start_destage()   # idle: write back the cache
+        self.free_servers = 1
+        self.inflight -= 1
+        req.done_ns = self.sim.now_ns
+        self.completed[req.op] += 1
+        self.bytes_done[req.op] += req.size_bytes
+        if req.cache_hit:
+            self.cache_hits += 1
+        self._start_next()
+        self.on_complete(req)
 
     def _start_destage(self) -> None:
         S = self.S

@@ -34,9 +34,9 @@ import numba
 from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
                        G_END, G_STAMP, G_START, H_CYL, H_HEAD, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
                        OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
-                       P_OVH_FL, P_OVH_RH, P_OVH_RM, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
+                       P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
                        P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
-                       Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP, Q_T, QCOLS, SEG_CLOCK, SEGCOLS, ST_LBA,
+                       Q_CAND, Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP, Q_SEQ, Q_SEQCTR, Q_T, QCOLS, SEG_CLOCK, SEGCOLS, ST_LBA,
                        ST_LO, ST_MIN, ST_ON, ST_SEG, ST_STOP, ST_T, begin_time, locate, reach,
                        sptf_pick, stream_pos, stream_times, xfer)
 
@@ -287,15 +287,22 @@ def serve_flush(S, now):
 
 # -- entry points called from Python (one call per command) ---------------------------
 @numba.njit(cache=True)
-def hdd_submit(S, lba, n, op, fua, now):
-    """Append a command to the queue and precompute its target (first sector)."""
-    qn = int(S[Q_N])
-    r = int(S[O_Q]) + qn * QCOLS
+def hdd_submit(S, slot, off_bytes, end_bytes, opf, now):
+    """Queue a command in tag ``slot`` and precompute its target (first sector).
+    ``opf`` is the op, plus 4 for FUA."""
+    r = int(S[O_Q]) + slot * QCOLS
+    op = opf & 3
+    fua = 1.0 if opf & 4 else 0.0
+    lba = float(off_bytes // 512)
+    n = float(-(-end_bytes // 512)) - lba
     S[r + Q_LBA] = lba
     S[r + Q_NS] = n
     S[r + Q_OP] = op
     S[r + Q_FUA] = fua
     S[r + Q_T] = now
+    S[Q_SEQCTR] += 1.0
+    S[r + Q_SEQ] = S[Q_SEQCTR]
+    S[r + Q_CAND] = 1.0
     hit = 0.0
     if op == OP_READ:
         skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
@@ -310,41 +317,38 @@ def hdd_submit(S, lba, n, op, fua, now):
         S[r + Q_CYL] = c
         S[r + Q_HEAD] = h
         S[r + Q_ANG] = ang
-    S[Q_N] = qn + 1
+    S[Q_N] += 1.0
 
 
 @numba.njit(cache=True)
 def hdd_dispatch(S, now):
-    """Choose the next queued command, serve it and remove it from the queue.
-    Returns (queue index, completion time in int ns, 1 if served from the buffer)."""
+    """Choose the next queued command, serve it and free its slot.
+    Returns (slot, completion time in int ns, 1 if served from the buffer)."""
     oq = int(S[O_Q])
-    qn = int(S[Q_N])
-    ncand = qn
-    for i in range(qn):
-        if S[oq + i * QCOLS + Q_OP] == OP_FLUSH:
-            ncand = i
-            break
-    idx = 0
-    if ncand > 1 and S[P_SPTF] > 0.0 and not (S[P_AGE] > 0.0 and now - S[oq + Q_T] > S[P_AGE]):
-        # a read inside the read-ahead window, or a write the cache takes, needs no
-        # positioning (buffer hits were marked at submit)
-        stream_on = S[ST_ON] > 0.0
-        wce = S[P_WCE] > 0.0
-        if stream_on or wce:
-            for i in range(ncand):
-                r = oq + i * QCOLS
-                op = S[r + Q_OP]
-                if op == OP_READ:
-                    S[r + Q_HIT] = 1.0 if (S[r + Q_HIT0] > 0.0 or (
-                        stream_on and in_stream_window(S, S[r + Q_LBA]))) else 0.0
-                elif op == OP_WRITE:
-                    n = S[r + Q_NS]
-                    S[r + Q_HIT] = 1.0 if (write_cacheable(S, n, S[r + Q_FUA])
-                                           and S[D_SECT] + n <= S[P_WCMAX]) else 0.0
+    qd = int(S[P_QD])
+    # queue order: the oldest command, and the oldest FLUSH (a barrier)
+    oldest = -1
+    oldest_seq = math.inf
+    barrier_seq = math.inf
+    ncand = 0
+    for i in range(qd):
+        r = oq + i * QCOLS
+        if S[r + Q_CAND] == 0.0:
+            continue
+        ncand += 1
+        seq = S[r + Q_SEQ]
+        if seq < oldest_seq:
+            oldest_seq = seq
+            oldest = i
+        if S[r + Q_OP] == OP_FLUSH and seq < barrier_seq:
+            barrier_seq = seq
+    slot = oldest
+    if (ncand > 1 and S[P_SPTF] > 0.0 and oldest_seq != barrier_seq
+            and not (S[P_AGE] > 0.0 and now - S[oq + oldest * QCOLS + Q_T] > S[P_AGE])):
         t_arm, c0, h0, x = stream_peek(S, now + S[P_OVH_RM])
         t_arm_w = max(t_arm, now + S[P_OVH_WM])
-        idx = sptf_pick(S, ncand, c0, h0, t_arm, t_arm_w, now)
-    r = oq + idx * QCOLS
+        slot = sptf_pick(S, c0, h0, t_arm, t_arm_w, now, barrier_seq)
+    r = oq + slot * QCOLS
     op = S[r + Q_OP]
     if op == OP_READ:
         done, hit = serve_read(S, S[r + Q_LBA], S[r + Q_NS], now)
@@ -354,13 +358,12 @@ def hdd_dispatch(S, now):
         done, hit = serve_flush(S, now), 0
     else:
         done, hit = now + S[P_OVH_WH], 0
-    for j in range(r, oq + (qn - 1) * QCOLS):
-        S[j] = S[j + QCOLS]
-    S[Q_N] = qn - 1
+    S[r + Q_CAND] = 0.0
+    S[Q_N] -= 1.0
     d = int(math.ceil(done - 1e-6))
     if d < now:
         d = now
-    return idx, d, hit
+    return slot, d, hit
 
 
 @numba.njit(cache=True)

@@ -34,7 +34,7 @@ P_BUS = 11          # ns per 512-byte sector on the host link
 P_NSEG, P_SEGSEC, P_RAMAX, P_RAMIN = 12, 13, 14, 15   # sectors
 P_WCE, P_WCMAX, P_QD, P_SPTF, P_AGE, P_NSECT, P_DCAP, P_DWIN = 16, 17, 18, 19, 20, 21, 22, 23
 O_ZONE, O_SEEK, O_Q, O_SEG, O_DIRTY = 24, 25, 26, 27, 28
-H_CYL, H_HEAD, Q_N = 32, 33, 34
+H_CYL, H_HEAD, Q_N = 32, 33, 34   # Q_N: commands queued
 ST_ON, ST_LBA, ST_T, ST_STOP, ST_LO, ST_SEG, ST_MIN = 35, 36, 37, 38, 39, 40, 41
 D_N, D_SECT, SEG_CLOCK = 42, 43, 44
 C_SEEKS, C_DESTAGES, C_STREAM_HITS, C_SEG_HITS = 45, 46, 47, 48
@@ -42,8 +42,9 @@ HEADER = 64
 
 ZCOLS = 8
 Z_LBA0, Z_CYL0, Z_CYL1, Z_SPT, Z_TSKEW, Z_CSKEW, Z_OFF, Z_END = range(8)
-QCOLS = 10
-Q_LBA, Q_NS, Q_OP, Q_FUA, Q_T, Q_CYL, Q_HEAD, Q_ANG, Q_HIT, Q_HIT0 = range(10)
+QCOLS = 12
+Q_LBA, Q_NS, Q_OP, Q_FUA, Q_T, Q_CYL, Q_HEAD, Q_ANG, Q_HIT, Q_HIT0, Q_SEQ, Q_CAND = range(12)
+Q_SEQCTR = 49   # header slot: arrival counter (queue order)
 SEGCOLS = 3
 G_START, G_END, G_STAMP = range(3)
 DCOLS = 2
@@ -262,25 +263,42 @@ def stream_times(S, lba_a, t_a, x):
 
 
 @numba.njit(cache=True)
-def sptf_pick(S, ncand, cyl0, head0, t_arm_read, t_arm_write, now):
-    """Index of the queued command (among the first ``ncand``) that can start soonest:
-    buffer hits (Q_HIT set) first, else the earliest time its first sector comes under
-    the head. Ties go to the older command."""
+def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq):
+    """Slot of the queued command (Q_CAND set, queued before ``barrier_seq``) that can
+    start soonest. Needing no positioning, and so first: buffer hits marked at submit
+    (Q_HIT0), reads inside the read-ahead window, writes the write cache takes now.
+    Others start when their first sector comes under the head. Ties go to the older
+    command."""
     oq = int(S[O_Q])
-    best = 0
+    stream_on = S[ST_ON] > 0.0
+    lo = S[ST_LO]
+    stop = S[ST_STOP]
+    wc_room = S[P_WCMAX] - S[D_SECT] if S[P_WCE] > 0.0 else -1.0
+    best = -1
     best_t = np.inf
-    for i in range(ncand):
+    best_seq = np.inf
+    for i in range(int(S[P_QD])):
         r = oq + i * QCOLS
-        if S[r + Q_HIT] > 0.0:
+        seq = S[r + Q_SEQ]
+        if S[r + Q_CAND] == 0.0 or seq >= barrier_seq:
+            continue
+        op = S[r + Q_OP]
+        if S[r + Q_HIT0] > 0.0:
             t = now
-        elif S[r + Q_OP] == OP_WRITE:
-            t = reach(S, cyl0, head0, t_arm_write, S[r + Q_CYL], S[r + Q_HEAD], S[r + Q_ANG],
-                      True, t_arm_write + S[r + Q_NS] * S[P_BUS])
+        elif op == OP_WRITE:
+            if S[r + Q_NS] <= wc_room and S[r + Q_FUA] == 0.0:
+                t = now
+            else:
+                t = reach(S, cyl0, head0, t_arm_write, S[r + Q_CYL], S[r + Q_HEAD],
+                          S[r + Q_ANG], True, t_arm_write + S[r + Q_NS] * S[P_BUS])
+        elif stream_on and lo <= S[r + Q_LBA] and S[r + Q_LBA] < stop:
+            t = now
         else:
             t = reach(S, cyl0, head0, t_arm_read, S[r + Q_CYL], S[r + Q_HEAD], S[r + Q_ANG],
                       False, 0.0)
-        if t < best_t:
+        if t < best_t or (t == best_t and seq < best_seq):
             best_t = t
+            best_seq = seq
             best = i
     return best
 

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from models.device.hdd import HDDConfig, HDDZone, default_15k_sas
-from models.device.hdd_mech import (O_Q, Q_ANG, Q_CYL, Q_HEAD, Q_HIT, Q_NS, Q_OP, QCOLS,
+from models.device.hdd_mech import (O_Q, Q_ANG, Q_CAND, Q_CYL, Q_HEAD, Q_HIT0, Q_NS, Q_OP,
+                                    Q_SEQ, QCOLS,
                                     build_state, locate, reach, seek_table_ns, sptf_pick,
                                     xfer)
 
@@ -100,12 +101,17 @@ def test_sptf_prefers_the_nearest_sector_and_hits():
     for i, (cyl, head, ang) in enumerate(rows):
         r = oq + i * QCOLS
         S[r + Q_CYL], S[r + Q_HEAD], S[r + Q_ANG], S[r + Q_OP], S[r + Q_NS] = cyl, head, ang, 0, 8
-    assert sptf_pick(S, 3, 0.0, 0.0, 0.0, 0.0, 0.0) == 2
-    assert sptf_pick(S, 2, 0.0, 0.0, 0.0, 0.0, 0.0) == 1
+        S[r + Q_CAND], S[r + Q_SEQ] = 1.0, i
+    assert sptf_pick(S, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf) == 2
+    S[oq + 2 * QCOLS + Q_CAND] = 0.0           # not a candidate
+    assert sptf_pick(S, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf) == 1
+    S[oq + 2 * QCOLS + Q_CAND] = 1.0
     # from t = 0.2 rev the sector at 0.1 has passed: 0.3 is next
-    assert sptf_pick(S, 3, 0.0, 0.0, 0.2 * REV, 0.2 * REV, 0.0) == 1
-    S[oq + 0 * QCOLS + Q_HIT] = 1.0
-    assert sptf_pick(S, 3, 0.0, 0.0, 0.0, 0.0, 0.0) == 0
+    assert sptf_pick(S, 0.0, 0.0, 0.2 * REV, 0.2 * REV, 0.0, np.inf) == 1
+    # queued behind a barrier (a FLUSH with arrival number 1): only row 0 may go
+    assert sptf_pick(S, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0) == 0
+    S[oq + 1 * QCOLS + Q_HIT0] = 1.0
+    assert sptf_pick(S, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf) == 1
 
 
 def test_config_errors_name_the_key():
