@@ -44,7 +44,8 @@ from dataclasses import dataclass, fields
 from ..sim import Simulator
 from .base import Device
 from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
-from .hdd_mech import C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, build_state
+from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, build_state,
+                       spt_for_rate, synthetic_zones)
 from .request import WRITE, IORequest
 
 SECTOR_BYTES = 512  # also models.device.request.SECTOR_BYTES
@@ -253,10 +254,11 @@ class HDDConfig:
 class HDD(Device):
     """A disk drive; ``HDD(sim, name, cfg)``.
 
-    The base ``Device`` owns the command queue (``queue_depth`` tags); this class
-    mirrors it in the compiled state vector (``hdd_submit`` at submit, one
-    ``hdd_dispatch`` call per command choosing and serving it) and runs idle-time
-    destage of the write cache. Read-ahead needs no events: its progress follows
+    The base ``Device`` interface is kept (``submit``, ``can_accept``, ``on_complete``,
+    ``inflight``, ``queue_depth`` tags); the queued commands live in tag slots of the
+    compiled state vector (``hdd_submit`` at submit, one ``hdd_dispatch`` call per
+    command choosing and serving it), so the base's ``queue`` list stays empty. The
+    drive also runs idle-time destage of the write cache. Read-ahead needs no events: its progress follows
     from the layout and the clock.
     """
 
@@ -270,6 +272,8 @@ class HDD(Device):
         self._destaging_bytes = 0
         self._unacked_bytes = 0      # a cached write not yet acknowledged
         self._wce = cfg.write_cache
+        self._bg_destage = False     # a background destage is under way
+        self._bg_destaging_bytes = 0
         # the command queue lives in tag slots of the state vector (queue order by
         # arrival number); the base's ``queue`` list stays empty
         self._slots: list[IORequest | None] = [None] * cfg.queue_depth
@@ -297,7 +301,7 @@ class HDD(Device):
 
     def volatile_bytes(self) -> int:
         return (int(self.S[D_SECT]) * SECTOR_BYTES + self._destaging_bytes
-                - self._unacked_bytes)
+                + self._bg_destaging_bytes - self._unacked_bytes)
 
     def stats(self) -> dict:
         out = super().stats()
@@ -330,7 +334,7 @@ class HDD(Device):
             self.free_servers = 0
             self.busy_ns += done_ns - self.sim.now_ns
             self.sim.at(done_ns, self._finish, req)
-        elif self._wce and self.S[D_N] > 0.0:
+        elif self._wce and not self._bg_destage and self.S[D_N] > 0.0:
             self._start_destage()   # idle: write back the cache
 
     def _finish(self, req: IORequest) -> None:
@@ -348,58 +352,25 @@ class HDD(Device):
         self.on_complete(req)
 
     def _start_destage(self) -> None:
+        # background: the server stays free for commands the buffer can serve; the
+        # arm is busy until the destage ends (S[H_TFREE])
         S = self.S
         before = S[D_SECT]
         done_ns = hdd_destage_idle(S, self.sim.now_ns)
-        self._destaging_bytes = int(before - S[D_SECT]) * SECTOR_BYTES
-        self.free_servers = 0
-        self.busy_ns += done_ns - self.sim.now_ns
+        self._bg_destaging_bytes = int(before - S[D_SECT]) * SECTOR_BYTES
+        self._bg_destage = True
         self.sim.at(done_ns, self._destage_done, None)
 
     def _destage_done(self, _arg) -> None:
-        self._destaging_bytes = 0
-        self.free_servers = 1
-        self._start_next()
+        self._bg_destaging_bytes = 0
+        self._bg_destage = False
+        if self.free_servers:
+            self._start_next()
 
 
 def hdd_config_fields() -> list[str]:
     """Field names of ``HDDConfig`` in declaration order (for importers and schemas)."""
     return [f.name for f in fields(HDDConfig)]
-
-
-def _skew_sectors(switch_ms: float, spt: int, rev_ms: float) -> int:
-    """Sectors that pass under the head while it switches track: the layout skew that
-    lets a sequential transfer continue on the next track without losing a turn."""
-    return math.ceil(switch_ms / rev_ms * spt) + 1
-
-
-def synthetic_zones(n_zones: int, cylinders: int, outer_spt: int, inner_spt: int,
-                    head_switch_ms: float, seek_single_cyl_ms: float,
-                    rpm: float) -> tuple[HDDZone, ...]:
-    """``n_zones`` zones of equal cylinder count, sectors per track falling linearly
-    from ``outer_spt`` to ``inner_spt`` (constant linear density: track length grows
-    with radius and the band is uniform in radius), skews set from the switch times."""
-    rev_ms = 60e3 / rpm
-    zones = []
-    for i in range(n_zones):
-        c0 = cylinders * i // n_zones
-        c1 = cylinders * (i + 1) // n_zones - 1
-        spt = round(outer_spt + (inner_spt - outer_spt) * i / max(1, n_zones - 1))
-        zones.append(HDDZone(first_cyl=c0, last_cyl=c1, sectors_per_track=spt,
-                             track_skew_sectors=_skew_sectors(head_switch_ms, spt, rev_ms),
-                             cylinder_skew_sectors=_skew_sectors(seek_single_cyl_ms, spt, rev_ms)))
-    return tuple(zones)
-
-
-def _spt_for_rate(rate_mb_s: float, switch_ms: float, rpm: float) -> int:
-    """Sectors per track whose *sustained* rate (a track per revolution plus one track
-    switch, covered by the skew) equals a data sheet's sustained MB/s."""
-    rev_ms = 60e3 / rpm
-    spt = rate_mb_s * 1e6 * rev_ms / 1e3 / SECTOR_BYTES
-    for _ in range(20):
-        skew = _skew_sectors(switch_ms, round(spt), rev_ms)
-        spt = rate_mb_s * 1e6 * rev_ms / 1e3 / SECTOR_BYTES * (spt + skew) / spt
-    return round(spt)
 
 
 def default_15k_sas(**overrides) -> HDDConfig:
@@ -415,8 +386,8 @@ def default_15k_sas(**overrides) -> HDDConfig:
     surfaces = 4               # assumed: 2 platters x 2 heads for the 300 GB model
     head_switch_ms = 0.2       # assumed equal to the 0.2 ms track-to-track read seek
     seek_single_cyl_ms = 0.2   # data sheet: track-to-track read
-    outer = _spt_for_rate(204.0, head_switch_ms, rpm)   # data sheet: 204 MB/s outer
-    inner = _spt_for_rate(122.0, head_switch_ms, rpm)   # data sheet: 122 MB/s inner
+    outer = spt_for_rate(204.0, head_switch_ms, rpm)   # data sheet: 204 MB/s outer
+    inner = spt_for_rate(122.0, head_switch_ms, rpm)   # data sheet: 122 MB/s inner
     sectors = 585_937_500
     n_zones = 20
     # cylinders so that the zones hold the capacity (equal cylinders per zone)

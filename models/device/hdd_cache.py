@@ -32,7 +32,7 @@ import math
 import numba
 
 from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
-                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
+                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
                        OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
                        P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
                        P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
@@ -106,7 +106,7 @@ def stream_peek(S, t):
     (free time, cylinder, head, first sector the stream has not read). No state
     change."""
     if S[ST_ON] == 0.0:
-        return t, S[H_CYL], S[H_HEAD], -1.0
+        return max(t, S[H_TFREE]), S[H_CYL], S[H_HEAD], -1.0
     t_free = t
     if S[ST_MIN] > S[ST_LBA]:
         t_min_begin, t_min_end = stream_times(S, S[ST_LBA], S[ST_T], S[ST_MIN])
@@ -121,7 +121,7 @@ def stream_stop(S, t):
     """The arm is needed elsewhere from ``t``: end the stream, keep what it read in
     its segment, and return (free time, cylinder, head)."""
     if S[ST_ON] == 0.0:
-        return t, S[H_CYL], S[H_HEAD]
+        return max(t, S[H_TFREE]), S[H_CYL], S[H_HEAD]
     t_free, c, h, x = stream_peek(S, t)
     k = int(S[ST_SEG])
     r = int(S[O_SEG]) + k * SEGCOLS
@@ -206,6 +206,7 @@ def serve_read(S, a, n, now):
     ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, False, 0.0)
     S[H_CYL] = c
     S[H_HEAD] = h
+    S[H_TFREE] = te
     S[C_SEEKS] += 1.0
     stream_start(S, a, b, c, h, te)
     done = te + bus
@@ -239,6 +240,7 @@ def destage_one(S, t):
     S[D_SECT] -= n
     S[H_CYL] = c
     S[H_HEAD] = h
+    S[H_TFREE] = te
     S[C_DESTAGES] += 1.0
     return te
 
@@ -272,6 +274,7 @@ def serve_write(S, a, n, fua, now):
     ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, t + n * bus)
     S[H_CYL] = c
     S[H_HEAD] = h
+    S[H_TFREE] = te
     S[C_SEEKS] += 1.0
     seg_put(S, a, a + n)
     return te, 0
@@ -368,7 +371,8 @@ def hdd_dispatch(S, now):
 
 @numba.njit(cache=True)
 def hdd_destage_idle(S, now):
-    """Idle drive with dirty data: destage one extent; returns its end (int ns)."""
+    """Idle drive with dirty data: destage one extent (in the background: commands
+    that need no arm are served meanwhile); returns its end (int ns)."""
     done = destage_one(S, now)
     d = int(math.ceil(done - 1e-6))
     if d < now:

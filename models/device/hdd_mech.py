@@ -16,6 +16,9 @@ of parameters and small mutable state at the fixed slots below, then the zone ta
 the seek table, the command queue, the buffer segments and the dirty list at
 offsets recorded in the header. Times in ``S`` are float nanoseconds (absolute
 simulated time); LBAs and counts are exact integers stored as floats (< 2**53).
+The command queue is ``queue_depth`` tag slots (rows of QCOLS); a row is occupied
+while Q_CAND is set and Q_SEQ (arrival number) gives the queue order, so picking
+never moves rows.
 
 Deliberately not modelled: seek-time variance, zero-latency (out-of-order) reads
 of a track, sparing/defect slips, the acceleration profile beyond the seek table.
@@ -38,6 +41,7 @@ H_CYL, H_HEAD, Q_N = 32, 33, 34   # Q_N: commands queued
 ST_ON, ST_LBA, ST_T, ST_STOP, ST_LO, ST_SEG, ST_MIN = 35, 36, 37, 38, 39, 40, 41
 D_N, D_SECT, SEG_CLOCK = 42, 43, 44
 C_SEEKS, C_DESTAGES, C_STREAM_HITS, C_SEG_HITS = 45, 46, 47, 48
+H_TFREE = 50   # the arm is busy (a background destage) until this time
 HEADER = 64
 
 ZCOLS = 8
@@ -124,6 +128,43 @@ def zone_table(zones, surfaces: int, capacity_sectors: int) -> np.ndarray:
         if lba >= capacity_sectors:
             break
     return np.array(rows, dtype=np.float64)
+
+
+def _skew_sectors(switch_ms: float, spt: int, rev_ms: float) -> int:
+    """Sectors that pass under the head while it switches track: the layout skew that
+    lets a sequential transfer continue on the next track without losing a turn."""
+    return math.ceil(switch_ms / rev_ms * spt) + 1
+
+
+def synthetic_zones(n_zones: int, cylinders: int, outer_spt: int, inner_spt: int,
+                    head_switch_ms: float, seek_single_cyl_ms: float,
+                    rpm: float) -> list[dict]:
+    """``n_zones`` zones of equal cylinder count, sectors per track falling linearly
+    from ``outer_spt`` to ``inner_spt`` (constant linear density: track length grows
+    with radius and the band is uniform in radius), skews set from the switch times.
+    Returns ``HDDZone`` keyword dicts (``HDDConfig`` converts them)."""
+    rev_ms = 60e3 / rpm
+    zones = []
+    for i in range(n_zones):
+        c0 = cylinders * i // n_zones
+        c1 = cylinders * (i + 1) // n_zones - 1
+        spt = round(outer_spt + (inner_spt - outer_spt) * i / max(1, n_zones - 1))
+        zones.append(dict(first_cyl=c0, last_cyl=c1, sectors_per_track=spt,
+                          track_skew_sectors=_skew_sectors(head_switch_ms, spt, rev_ms),
+                          cylinder_skew_sectors=_skew_sectors(seek_single_cyl_ms, spt, rev_ms)))
+    return zones
+
+
+def spt_for_rate(rate_mb_s: float, switch_ms: float, rpm: float) -> int:
+    """Sectors per track whose *sustained* rate (a track per revolution plus one track
+    switch, covered by the skew) equals a data sheet's sustained MB/s."""
+    rev_ms = 60e3 / rpm
+    spt = rate_mb_s * 1e6 * rev_ms / 1e3 / 512
+    for _ in range(20):
+        skew = _skew_sectors(switch_ms, round(spt), rev_ms)
+        spt = rate_mb_s * 1e6 * rev_ms / 1e3 / 512 * (spt + skew) / spt
+    return round(spt)
+
 
 
 # -- layout ----------------------------------------------------------------------------
