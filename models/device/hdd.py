@@ -13,7 +13,8 @@ mechanisms):
   simulated time (``now_ns mod revolution``): a command that arrives just after its
   sector passed the head waits almost a whole revolution. Never an averaged latency.
 - Controller: per-command overheads (read hit, read miss, write hit, write miss,
-  flush), the host interface rate (a read's data leaves the drive as it comes off
+  flush; optionally different after a write, as DiskSim has them), the host
+  interface rate (a read's data leaves the drive as it comes off
   the media; a write's data arrives before it is written).
 - Buffer: ``cache_segments`` segments of ``cache_segment_bytes``; after a media read
   the drive keeps reading ahead (up to ``read_ahead_max_bytes``) for as long as no
@@ -33,8 +34,8 @@ mechanisms):
 Deliberately not modelled: spare sectors and slipped/remapped defects (LBAs map
 densely over the zones), serpentine layouts, zero-latency (out-of-order) track
 reads, seek-time variance between reads and writes other than the settle time,
-thermal recalibration, retries, power states, DiskSim's "after read / after write"
-split of overheads (one value per case here).
+thermal recalibration, retries, power states, different bus rates for reads and
+writes (one interface rate).
 """
 from __future__ import annotations
 
@@ -121,6 +122,11 @@ class HDDConfig:
       - ``overhead_write_hit_ms`` (write absorbed by the write cache),
         ``overhead_write_miss_ms`` (write going to the media) [Write hit/miss over.],
       - ``overhead_flush_ms``: SYNCHRONIZE CACHE with nothing to destage.
+      The four above apply after a read (or always) [... over. after read]; the
+      controller's path differs when the previous command was a write:
+      ``overhead_read_hit_after_write_ms``, ``overhead_read_miss_after_write_ms``,
+      ``overhead_write_hit_after_write_ms``, ``overhead_write_miss_after_write_ms``
+      [... over. after write]; None = same as after a read.
       - ``interface_mb_s``: host link rate in 10^6 bytes/s (6 Gb/s SAS ~ 600)
         [512 / Bulk sector transfer time in ms / 1000].
 
@@ -160,6 +166,10 @@ class HDDConfig:
     overhead_write_hit_ms: float = 0.0
     overhead_write_miss_ms: float = 0.0
     overhead_flush_ms: float = 0.0
+    overhead_read_hit_after_write_ms: float | None = None
+    overhead_read_miss_after_write_ms: float | None = None
+    overhead_write_hit_after_write_ms: float | None = None
+    overhead_write_miss_after_write_ms: float | None = None
     interface_mb_s: float = 600.0
     cache_segments: int = 1
     cache_segment_bytes: int = 0
@@ -201,6 +211,11 @@ class HDDConfig:
                     "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        for key in ("overhead_read_hit_after_write_ms", "overhead_read_miss_after_write_ms",
+                    "overhead_write_hit_after_write_ms", "overhead_write_miss_after_write_ms"):
+            v = getattr(self, key)
+            if v is not None and v < 0:
+                raise ValueError(f"{key}: must be >= 0 (or None), got {v}")
         if self.seek_curve_cyl or self.seek_curve_ms:
             if len(self.seek_curve_cyl) != len(self.seek_curve_ms):
                 raise ValueError("seek_curve_ms: needs one value per seek_curve_cyl entry")

@@ -32,7 +32,8 @@ import math
 import numba
 
 from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
-                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
+                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, LAST_WRITE,
+                       OVH_AFTER_READ, OVH_AFTER_WRITE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
                        OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
                        P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
                        P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
@@ -363,6 +364,14 @@ def hdd_dispatch(S, now):
         done, hit = now + S[P_OVH_WH], 0
     S[r + Q_CAND] = 0.0
     S[Q_N] -= 1.0
+    if op == OP_READ or op == OP_WRITE:
+        w = 1.0 if op == OP_WRITE else 0.0
+        if w != S[LAST_WRITE]:
+            # the controller's next command costs depend on what it did last
+            src = OVH_AFTER_WRITE if w > 0.0 else OVH_AFTER_READ
+            for k in range(4):
+                S[P_OVH_RH + k] = S[src + k]
+            S[LAST_WRITE] = w
     d = int(math.ceil(done - 1e-6))
     if d < now:
         d = now

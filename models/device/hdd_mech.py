@@ -42,6 +42,9 @@ ST_ON, ST_LBA, ST_T, ST_STOP, ST_LO, ST_SEG, ST_MIN = 35, 36, 37, 38, 39, 40, 41
 D_N, D_SECT, SEG_CLOCK = 42, 43, 44
 C_SEEKS, C_DESTAGES, C_STREAM_HITS, C_SEG_HITS = 45, 46, 47, 48
 H_TFREE = 50   # the arm is busy (a background destage) until this time
+# per-command overheads (read hit, read miss, write hit, write miss) after a read and
+# after a write; the set in force is copied into P_OVH_RH..P_OVH_WM
+OVH_AFTER_READ, OVH_AFTER_WRITE, LAST_WRITE = 51, 55, 59
 HEADER = 64
 
 ZCOLS = 8
@@ -372,6 +375,14 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[P_OVH_WH] = cfg.overhead_write_hit_ms * 1e6
     S[P_OVH_WM] = cfg.overhead_write_miss_ms * 1e6
     S[P_OVH_FL] = cfg.overhead_flush_ms * 1e6
+    after_read = (cfg.overhead_read_hit_ms, cfg.overhead_read_miss_ms,
+                  cfg.overhead_write_hit_ms, cfg.overhead_write_miss_ms)
+    after_write = (cfg.overhead_read_hit_after_write_ms, cfg.overhead_read_miss_after_write_ms,
+                   cfg.overhead_write_hit_after_write_ms, cfg.overhead_write_miss_after_write_ms)
+    for k in range(4):
+        S[OVH_AFTER_READ + k] = after_read[k] * 1e6
+        S[OVH_AFTER_WRITE + k] = (after_write[k] if after_write[k] is not None
+                                  else after_read[k]) * 1e6
     S[P_BUS] = sector_bytes / (cfg.interface_mb_s * 1e6) * 1e9
     S[P_NSEG] = nseg
     S[P_SEGSEC] = segsec

@@ -241,3 +241,18 @@ def test_write_cache_absorbs_random_writes_and_destages_them_sorted():
     # idle destage picks by positioning time over the cache: faster than QD1 writes
     nocache = closed_loop(default_15k_sas(queue_depth=1), offs, 4 * KB, 1, WRITE)[0]
     assert sim.now_ns < 0.6 * nocache.now_ns
+
+
+def test_overheads_after_a_write_apply_to_the_next_command():
+    cfg = SMALL.__class__(**{**SMALL.__dict__, "write_cache": True,
+                             "overhead_read_hit_after_write_ms": 0.5})
+    sim = Simulator()
+    dev = HDD(sim, "d", cfg)
+    log = []
+    dev.on_complete = lambda r: log.append(r.done_ns - r.dispatch_ns)
+    dev.submit(IORequest(READ, 0, 512))            # miss; the stream buffers sector 1 on
+    for i, op in enumerate((READ, WRITE, READ)):   # hit after read, write, hit after write
+        sim.at(50_000_000 * (i + 1), lambda _, op=op: dev.submit(IORequest(op, 512, 512)))
+    sim.run()
+    # read hit: 10 us overhead + 10 us transfer; write hit 20 + 10; after it 500 + 10
+    assert log[1:] == [20_000, 30_000, 510_000]
