@@ -109,7 +109,8 @@ class Filesystem:
         self.files[name] = f
         self.cache.files.append(f)
         n = -(-size_bytes // P)
-        f.ensure(n)
+        if preallocate != "none":
+            f.ensure(n)          # a sparse file grows its page arrays when touched
         f.size_bytes = f.disksize_bytes = size_bytes
         f.size_log = [(0, size_bytes)]
         if n and preallocate != "none":
@@ -277,10 +278,12 @@ class Filesystem:
         f.wepoch[p0:p1] = NOT_ON_DEVICE
         f.lru[p0:p1] = cache.next_tick()
         f.nr_cached += new_cached
+        if new_dirty:
+            f.note_dirty(p0, p1)
         f.nr_dirty += new_dirty
         if new_dirty and f.dirtied_ns < 0:
             f.dirtied_ns = self.sim.now_ns
-        self.policy.note_data_write(self, f)
+        self.policy.note_data_write(self, f, p0, p1)
         if off + n > f.size_bytes:
             f.size_bytes = off + n
             self.policy.size_changed(self, f)
@@ -339,6 +342,7 @@ class Filesystem:
         if n == 0:
             return 0
         p0, p1 = off // P, -(-(off + n) // P)
+        f.ensure(f.npages)
         ra_max = self.cache.cfg.read_ahead_kb // 4
         if p0 == f.ra_next and ra_max:
             f.ra_pages = min(max(2 * f.ra_pages, 4), ra_max)
@@ -423,6 +427,7 @@ class Filesystem:
         if n == 0:
             return 0
         p0, p1 = off // P, -(-(off + n) // P)
+        f.ensure(p1)
         if f.nr_cached and f.pages_with(DIRTY | WRITEBACK, p0, p1).size:
             yield from self.writeback.write_range(f, p0, p1, sync_all=True)
             yield from self.writeback.wait_range(f, p0, p1)

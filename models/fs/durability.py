@@ -55,7 +55,7 @@ def crash_state(fs) -> CrashState:
     out = {}
     for name, f in fs.files.items():
         rec_size = fs.policy.recovered_size(fs, f, tid, stable)
-        n = f.npages
+        n = min(f.npages, f.cap)
         st = f.state[:n]
         wrote = (st & HASDATA) != 0
         # a dirty page (or one whose write has not completed) has wepoch NOT_ON_DEVICE

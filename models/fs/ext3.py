@@ -26,7 +26,7 @@ class Ext3(FsPolicy):
     journal_style = "jbd"
     timestamp_granularity_ns = 1_000_000_000
 
-    def note_data_write(self, fs, f) -> None:
+    def note_data_write(self, fs, f, p0, p1) -> None:
         if self.cfg.data == "ordered":
             fs.journal.add_ordered(f)
 

@@ -60,6 +60,11 @@ class File:
         self.meta_tid = np.zeros(0, np.int32)
         self.nr_cached = 0
         self.nr_dirty = 0
+        self.nr_wb = 0
+        # bounding windows of the dirty / under-writeback pages, so that fsync of a big
+        # file with a few dirty pages does not scan all of its page arrays
+        self.dirty_lo = self.dirty_hi = 0
+        self.wb_lo = self.wb_hi = 0
         self.sync_tid = 0
         self.datasync_tid = 0
         self.dirtied_ns = -1            # -1 = no dirty pages
@@ -86,8 +91,33 @@ class File:
         """Pages covered by the in-memory size."""
         return -(-self.size_bytes // 4096)
 
+    def note_dirty(self, p0: int, p1: int) -> None:
+        if self.nr_dirty == 0:
+            self.dirty_lo, self.dirty_hi = p0, p1
+        else:
+            self.dirty_lo = min(self.dirty_lo, p0)
+            self.dirty_hi = max(self.dirty_hi, p1)
+
+    def note_wb(self, p0: int, p1: int) -> None:
+        if self.nr_wb == 0:
+            self.wb_lo, self.wb_hi = p0, p1
+        else:
+            self.wb_lo = min(self.wb_lo, p0)
+            self.wb_hi = max(self.wb_hi, p1)
+
     def pages_with(self, flag: int, p0: int, p1: int) -> np.ndarray:
         """Indices of pages in [p0, p1) that have ``flag`` set."""
+        if flag == 2:       # DIRTY
+            if self.nr_dirty == 0:
+                return np.zeros(0, np.int64)
+            p0, p1 = max(p0, self.dirty_lo), min(p1, self.dirty_hi)
+        elif flag == 4:     # WRITEBACK
+            if self.nr_wb == 0:
+                return np.zeros(0, np.int64)
+            p0, p1 = max(p0, self.wb_lo), min(p1, self.wb_hi)
+        elif flag == 6:     # DIRTY | WRITEBACK
+            if self.nr_wb == 0 and self.nr_dirty == 0:
+                return np.zeros(0, np.int64)
         p1 = min(p1, self.cap)
         if p1 <= p0:
             return np.zeros(0, np.int64)

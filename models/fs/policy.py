@@ -55,8 +55,8 @@ class FsPolicy:
         """Generator: ``write()`` touches pages without blocks. Default: allocate now."""
         yield from fs.allocate(f, holes)
 
-    def note_data_write(self, fs, f) -> None:
-        """``write()`` dirtied data of ``f`` (ext3 ordered mode files it with the
+    def note_data_write(self, fs, f, p0: int, p1: int) -> None:
+        """``write()`` dirtied pages [p0, p1) of ``f`` (ext3 ordered mode files it with the
         running transaction)."""
 
     def size_changed(self, fs, f) -> None:

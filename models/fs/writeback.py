@@ -106,6 +106,8 @@ class Writeback:
         f.nr_dirty -= n
         if f.nr_dirty == 0:
             f.dirtied_ns = -1
+        f.note_wb(int(pages[0]), int(pages[-1]) + 1)
+        f.nr_wb += n
         self.cache.nr_dirty -= n
         self.cache.nr_writeback += n
         blocks = f.block[pages]
@@ -138,6 +140,7 @@ class Writeback:
         we = f.wepoch[sl]
         we[clean] = -1 if bio.fua else fs.flush_epoch
         self.cache.nr_writeback -= n
+        f.nr_wb -= n
         fs.policy.end_io(fs, f, p0, n)
         self.events.pop(wid).succeed()
         self.cache.writeback_done()

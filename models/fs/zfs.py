@@ -49,6 +49,11 @@ class Zfs(FsPolicy):
     def make_journal(self, fs):
         return TxgPool(fs)
 
+    def note_data_write(self, fs, f, p0, p1) -> None:
+        win = fs.journal.intent_window
+        lo, hi = win.get(f, (p0, p1))
+        win[f] = (min(lo, p0), max(hi, p1))
+
     def on_write_holes(self, fs, f, holes):
         f.state[holes] |= np.uint8(DELALLOC)
         return
@@ -115,6 +120,7 @@ class TxgPool:
         self.syncing_txg = 0
         self.committed_tid = 0
         self.txg_files: set = set()
+        self.intent_window: dict = {}
         self.records: list[tuple[int, int]] = []
         self.stable_tid = 0
         self.zil_bytes_written = 0
@@ -168,7 +174,8 @@ class TxgPool:
     def zil_commit(self, f, issuer: int):
         """Generator: log ``f``'s pending writes and flush the vdev caches."""
         fs, cfg = self.fs, self.fs.cfg
-        pend = f.pages_with(INTENT, 0, f.cap)
+        lo, hi = self.intent_window.pop(f, (0, 0))
+        pend = f.pages_with(INTENT, lo, hi)
         size = f.size_bytes
         if pend.size == 0 and f.zil_sizes and f.zil_sizes[-1][1] == size:
             return
