@@ -265,7 +265,6 @@ class HDDConfig:
         return 60e9 / self.rpm
 
 
-
 class HDD(Device):
     """A disk drive; ``HDD(sim, name, cfg)``.
 
@@ -273,8 +272,8 @@ class HDD(Device):
     ``inflight``, ``queue_depth`` tags); the queued commands live in tag slots of the
     compiled state vector (``hdd_submit`` at submit, one ``hdd_dispatch`` call per
     command choosing and serving it), so the base's ``queue`` list stays empty. The
-    drive also runs idle-time destage of the write cache. Read-ahead needs no events: its progress follows
-    from the layout and the clock.
+    drive destages its write cache in the background when idle. Read-ahead needs no
+    events: its progress follows from the layout and the clock.
     """
 
     kind = "hdd"
@@ -284,7 +283,7 @@ class HDD(Device):
                          n_servers=1)
         self.cfg = cfg
         self.S = build_state(cfg)
-        self._destaging_bytes = 0
+        self._destaging_bytes = 0    # destaged by the command in service (not yet done)
         self._unacked_bytes = 0      # a cached write not yet acknowledged
         self._wce = cfg.write_cache
         self._bg_destage = False     # a background destage is under way
