@@ -47,7 +47,8 @@ class Stack:
 @dataclass
 class RunResult:
     summary: dict                       # metric columns
-    details: dict = field(default_factory=dict)   # table name -> list of row dicts
+    # table name -> list of row dicts, or dict of equal-length columns
+    details: dict = field(default_factory=dict)
     sim_ns: int = 0
     events: int = 0
 
@@ -96,17 +97,21 @@ class _Sampler:
         self.interval_ns = interval_ns
         self.rows: list[dict] = []
         self.last = {n: q.snapshot() for n, q in stack.queues.items()}
+        self.last_ns = stack.sim.now_ns
         stack.sim.after(interval_ns, self.tick)
 
-    def tick(self, _arg=None) -> None:
+    def tick(self, _arg=None, final: bool = False) -> None:
         sim = self.stack.sim
+        if sim.now_ns <= self.last_ns:
+            return
+        self.last_ns = sim.now_ns
         for name, q in self.stack.queues.items():
             snap = q.snapshot()
             row = {"t_s": sim.now_ns / 1e9, "device": name}
             row.update(q.iostat(self.last[name]))
             self.last[name] = snap
             self.rows.append(row)
-        if sim.pending:  # stop sampling once the model has nothing left to do
+        if sim.pending and not final:  # stop once the model has nothing left to do
             sim.after(self.interval_ns, self.tick)
 
 
@@ -123,6 +128,8 @@ def simulate(spec: RunSpec) -> RunResult:
 
     metrics: dict = {}
     wl_metrics = stack.workload.results()
+    if sampler is not None:
+        sampler.tick(final=True)   # the last, partial interval
     wl_queue = str(spec.workload.extras.get("filename", "")).removeprefix("/dev/")
     for name, q in stack.queues.items():
         if name == wl_queue and hasattr(stack.workload, "iostat"):
@@ -137,5 +144,9 @@ def simulate(spec: RunSpec) -> RunResult:
         for k, v in dev.stats().items():
             metrics[f"devstat.{name}.{k}"] = v
 
-    details = {"iostat": sampler.rows} if sampler is not None and sampler.rows else {}
+    details: dict = {}
+    if sampler is not None and sampler.rows:
+        details["iostat"] = sampler.rows
+    if spec.results.details and hasattr(stack.workload, "detail"):
+        details["requests"] = stack.workload.detail()   # columns (numpy arrays)
     return RunResult(metrics, details, sim.now_ns, sim.events_processed)

@@ -38,7 +38,7 @@ def init_ray(cfg: RayConfig) -> bool:
     if ray.is_initialized():
         return False
     address = _address(cfg)
-    kw: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
+    kw: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
                           "configure_logging": True}
     runtime_env = dict(cfg.runtime_env or {})
     if address:

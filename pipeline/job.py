@@ -71,8 +71,12 @@ def summary_table(row: dict) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def detail_table(rows: list[dict], spec: RunSpec) -> pa.Table:
-    t = pa.Table.from_pylist([{k: _plain(v) for k, v in r.items()} for r in rows])
+def detail_table(rows: list[dict] | dict, spec: RunSpec) -> pa.Table:
+    """A detail table from row dicts or from a dict of columns (numpy arrays)."""
+    if isinstance(rows, dict):
+        t = pa.table({k: pa.array(v) for k, v in rows.items()})
+    else:
+        t = pa.Table.from_pylist([{k: _plain(v) for k, v in r.items()} for r in rows])
     t = t.append_column("config_hash", pa.array([spec.config_hash] * len(t), pa.string()))
     return t.append_column("experiment", pa.array([spec.experiment] * len(t), pa.string()))
 
@@ -112,6 +116,6 @@ def execute(spec: RunSpec) -> RunOutput:
         row[k] = v
     tables = {"summary": summary_table(row)}
     for name, rows in details.items():
-        if rows:
+        if len(rows):
             tables[name] = detail_table(rows, spec)
     return RunOutput(spec.experiment, spec.config_hash, status, tables, wall)

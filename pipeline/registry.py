@@ -59,31 +59,36 @@ def _device(config: type, cls: type, members_field: str | None = None,
                       presets or {})
 
 
-DEVICES: dict[str, DeviceKind] = {}
+from models.device.hdd import HDD, HDDConfig, default_15k_sas  # noqa: E402
+from models.device.ssd import SSD, SSDConfig  # noqa: E402
+
+DEVICES: dict[str, DeviceKind] = {
+    "hdd": _device(HDDConfig, HDD, presets={"cheetah_15k7": default_15k_sas}),
+    "ssd": _device(SSDConfig, SSD),
+}
 WORKLOADS: dict[str, WorkloadKind] = {
     "fio": WorkloadKind(FioConfig,
                         lambda sim, cfg, queue, rng, scale: FioJob(sim, cfg, queue, rng),
                         extras={"filename": "sda"}),
 }
 
-# Models that are written concurrently are wired as they land.
-try:
-    from models.device.hdd import HDD, HDDConfig, default_15k_sas
-    DEVICES["hdd"] = _device(HDDConfig, HDD, presets={"cheetah_15k7": default_15k_sas})
-except ImportError:  # pragma: no cover - until models/device/hdd.py has HDD
-    pass
-try:
-    from models.device.ssd import SSD, SSDConfig
-    DEVICES["ssd"] = _device(SSDConfig, SSD)
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from models.device.ram import RAM, RAMConfig
-    DEVICES["ram"] = _device(RAMConfig, RAM)
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from models.device.raid import RAID, RAIDConfig
-    DEVICES["raid"] = _device(RAIDConfig, RAID, members_field="members")
-except ImportError:  # pragma: no cover
-    pass
+
+def _optional(module: str):
+    """Import a model module that may not have landed yet (None if it is absent;
+    any other import error is raised)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as ex:
+        if ex.name == module:
+            return None
+        raise
+
+
+_ram = _optional("models.device.ram")
+if _ram is not None:
+    DEVICES["ram"] = _device(_ram.RAMConfig, _ram.RAM)
+_raid = _optional("models.device.raid")
+if _raid is not None:
+    DEVICES["raid"] = _device(_raid.RAIDConfig, _raid.RAID, members_field="members")

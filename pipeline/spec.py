@@ -74,11 +74,24 @@ class RunSpec:
 
 
 # -- conversion helpers ---------------------------------------------------------------------
+_SCHEMAS: dict = {}
+
+
+def _schema(cls: Any):
+    """The structured node of a config class or preset instance, made once per process
+    (``OmegaConf.merge`` copies it, never changes it)."""
+    key = cls if isinstance(cls, type) else (type(cls), repr(cls))
+    node = _SCHEMAS.get(key)
+    if node is None:
+        node = _SCHEMAS[key] = structured(cls)
+    return node
+
+
 def _to_object(node: Any, cls: Any, prefix: str) -> Any:
     """Merge ``node`` into ``cls``'s schema (or into a config instance: a preset) and
     build the frozen dataclass."""
     try:
-        schema = structured(cls)
+        schema = _schema(cls)
         merged = OmegaConf.merge(schema, node if node is not None else {})
         return OmegaConf.to_object(merged)
     except ValueError as ex:  # the model's __post_init__

@@ -1,0 +1,69 @@
+"""Bad input: one line naming the key, exit status 2, no traceback, nothing written.
+
+Every case runs the app's ``main`` in-process (fast); two run it as CI would, as
+``python -m pipeline.run ...`` in a subprocess with no stdin and without
+HYDRA_FULL_ERROR.
+"""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import registry
+
+from pipeline.run import main
+
+from .helpers import all_files, run_cli
+
+needs_raid = pytest.mark.skipif("raid" not in registry.DEVICES,
+                                reason="RAID model (models/device/raid.py) not available yet")
+
+RAID1_ONE_MEMBER = ["device@device.sda=raid1", "+device@device.hdd0=hdd_sas_15k",
+                    "device.sda.members=[hdd0]", "workload.size=1g"]
+RAID_UNKNOWN_MEMBER = ["device@device.sda=raid1", "+device@device.hdd0=hdd_sas_15k",
+                       "device.sda.members=[hdd0,hdd9]", "workload.size=1g"]
+
+CASES = [
+    pytest.param(["run.seeed=1"], "run.seeed", id="unknown-key"),
+    pytest.param(["device.sda.rpmm=10000"], "device.sda.rpmm", id="unknown-device-key"),
+    pytest.param(["run.seed=abc"], "run.seed", id="wrong-type"),
+    pytest.param(["device.sda.queue_depth=deep"], "device.sda.queue_depth", id="wrong-type-model"),
+    pytest.param(["workload.size=-1g"], "workload.size", id="negative-size"),
+    pytest.param(["block.nr_requests=0"], "block.nr_requests", id="out-of-range"),
+    pytest.param(["block=fifo"], "block", id="unknown-group-option"),
+    pytest.param(["workload.filename=sdz"], "workload.filename", id="unknown-block-device"),
+    pytest.param(RAID1_ONE_MEMBER, "device.sda.members", id="raid1-one-member", marks=needs_raid),
+    pytest.param(RAID_UNKNOWN_MEMBER, "device.sda.members", id="raid-unknown-member",
+                 marks=needs_raid),
+    pytest.param(["-m", "workload.iodepth=1,0"], "workload.iodepth", id="multirun-one-bad-job"),
+]
+
+
+def _split(args):
+    flags = [a for a in args if a.startswith("-")]   # argparse: flags before overrides
+    return flags, [a for a in args if not a.startswith("-")]
+
+
+def _check(code: int, stdout: str, stderr: str, key: str, tmp_path) -> None:
+    assert code == 2, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(f"error: {key}: "), lines[0]
+    assert "Traceback" not in stderr + stdout
+    assert stdout.strip() == ""
+    assert all_files(tmp_path) == []
+
+
+@pytest.mark.parametrize("args,key", CASES)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capfd, args, key):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    flags, overrides = _split(args)
+    code = main([*flags, f"results.dir={tmp_path / 'outputs'}", "hydra/launcher=serial", *overrides])
+    out, err = capfd.readouterr()
+    _check(code, out, err, key, tmp_path)
+
+
+@pytest.mark.parametrize("args,key", [CASES[0], CASES[4]], ids=["unknown-key", "negative-size"])
+def test_bad_input_from_the_command_line(tmp_path, args, key):
+    proc = run_cli(f"results.dir={tmp_path / 'outputs'}", *args, cwd=tmp_path)
+    _check(proc.returncode, proc.stdout, proc.stderr, key, tmp_path)
