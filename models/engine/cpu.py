@@ -13,6 +13,21 @@ an IPI plus a context switch, a few microseconds on 2009-era Xeons - lmbench
 lock that is handed from sleeper to sleeper (a convoy) costs more than its critical
 section.
 
+Broadcasts: threads sleeping on a condition variable that is broadcast
+(``pthread_cond_broadcast``; InnoDB's ``os_event_set``, MySQL 5.6's
+``Stage_manager::signal_done``) do not all run at once: glibc wakes one and requeues
+the rest onto the condition's mutex (``FUTEX_CMP_REQUEUE``), so each waiter is woken
+by the previous one's unlock. ``wait_broadcast(ev, mutex)`` models that chain: the
+k-th waiter continues about k wake-ups after the broadcast.
+
+Spinning: InnoDB's own mutexes (``log_sys->mutex`` among them) spin before they
+sleep (``mutex_spin_wait``: ``innodb_sync_spin_loops`` rounds of
+``ut_delay(ut_rnd_interval(0, innodb_spin_wait_delay))``, each delay unit 50 PAUSE
+instructions). ``spin_wait(ev, spin_ns)`` models that: a waiter whose lock comes
+within ``spin_ns`` continues at once, without the wake-up; a longer wait sleeps and
+pays it. The spinning is counted as busy core time (``spin_ns_total``) but does not
+occupy a core of the run queue (the CPUs are mostly idle in these experiments).
+
 Statement costs are given in cycles by the engine (see ``models.engine.innodb``), so a
 faster clock shortens them and one figure serves every experiment.
 
@@ -31,11 +46,14 @@ from ..sim import Event, Semaphore, Simulator
 class CPUConfig:
     """``cores``: cores the server threads can run on (``nproc``).
     ``ghz``: clock rate; statement costs in cycles become ``cycles / ghz`` ns.
-    ``wakeup_us``: core time a sleeping thread needs to run again after being woken."""
+    ``wakeup_us``: core time a sleeping thread needs to run again after being woken.
+    ``pause_cycles``: latency of one PAUSE instruction in a spin loop (~10 cycles on
+    Nehalem/Westmere; Skylake-SP raised it to ~140)."""
 
     cores: int = 16
     ghz: float = 2.8
     wakeup_us: float = 5.0
+    pause_cycles: int = 10
 
     def __post_init__(self) -> None:
         if self.cores < 1:
@@ -44,6 +62,8 @@ class CPUConfig:
             raise ValueError(f"ghz: must be > 0, got {self.ghz}")
         if self.wakeup_us < 0:
             raise ValueError(f"wakeup_us: must be >= 0, got {self.wakeup_us}")
+        if self.pause_cycles < 0:
+            raise ValueError(f"pause_cycles: must be >= 0, got {self.pause_cycles}")
 
 
 class CPU:
@@ -59,6 +79,8 @@ class CPU:
         self.busy_ns = 0
         self.bursts = 0
         self.wakeups = 0
+        self.spins = 0
+        self.spin_ns_total = 0
 
     def ns(self, cycles: float) -> int:
         """Duration of ``cycles`` on one core."""
@@ -89,8 +111,39 @@ class CPU:
         yield from self.run_ns(self.wakeup_ns)
         return value
 
+    def wait_broadcast(self, ev: Event, mutex):
+        """Sleep until broadcast ``ev`` fires, then get ``mutex`` (the condition's) and
+        be switched in while holding it: woken waiters run one after another."""
+        if ev.triggered:
+            return ev.value
+        value = yield ev
+        acq = mutex.acquire()
+        if not acq.triggered:
+            yield acq
+        self.wakeups += 1
+        yield from self.run_ns(self.wakeup_ns)
+        mutex.release()
+        return value
+
+    def spin_wait(self, ev: Event, spin_ns: int):
+        """Wait for ``ev`` spinning up to ``spin_ns`` first (an InnoDB mutex): no
+        wake-up cost if it fires within the spin window."""
+        if ev.triggered:
+            return ev.value
+        t0 = self.sim.now_ns
+        value = yield ev
+        waited = self.sim.now_ns - t0
+        self.spin_ns_total += min(waited, spin_ns)
+        if waited <= spin_ns:
+            self.spins += 1
+            return value
+        self.wakeups += 1
+        yield from self.run_ns(self.wakeup_ns)
+        return value
+
     def stats(self, elapsed_ns: int) -> dict:
         util = self.busy_ns / (elapsed_ns * self.cfg.cores) * 100.0 if elapsed_ns > 0 else 0.0
         return {"cores": self.cfg.cores, "busy_s": self.busy_ns / 1e9, "util_pct": util,
                 "run_queue_wait_s": self.cores.wait_ns_total / 1e9,
-                "bursts": self.bursts, "wakeups": self.wakeups}
+                "bursts": self.bursts, "wakeups": self.wakeups, "spins": self.spins,
+                "spin_s": self.spin_ns_total / 1e9}

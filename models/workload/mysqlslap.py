@@ -27,7 +27,7 @@ page-header updates (~30); an in-place update of one INT logs
 ``MLOG_COMP_REC_UPDATE_IN_PLACE`` (~35 + the field), the undo-update record with the
 old value and its wrapper (~60) and undo page updates (~30).
 
-Reports: ``transactions_s`` (committed statements per second of the measured run),
+Reports: ``tps`` (transactions - committed statements - per second of the run),
 ``seconds`` (mean per iteration), latency percentiles of whole statements and of
 their commit, and fsyncs per transaction of each log (from the engine's counters).
 
@@ -167,7 +167,7 @@ class Mysqlslap:
             "iterations_done": len(self.iteration_s),
             "seconds": float(np.mean(self.iteration_s)) if self.iteration_s else elapsed_s,
             "transactions": trx,
-            "transactions_s": trx / elapsed_s if elapsed_s > 0 else 0.0,
+            "tps": trx / elapsed_s if elapsed_s > 0 else 0.0,
         }
         for log in ("redo", "binlog"):
             key = f"{log}.fsyncs"

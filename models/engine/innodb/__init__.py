@@ -10,9 +10,14 @@ commit) and one module per commit protocol:
 - ``commit_mysql56_binlog_group_commit``: MySQL 5.6 flush / sync / commit stages.
 
 ``make_commit_path(sim, cfg, cpu, fs, open_file)`` builds the one ``cfg.commit_protocol``
-names.
+names; ``fs_open_file(fs)`` is the ``open_file`` for a ``models.fs.Filesystem``;
+``make_server(sim, cfg, cpu_cfg, fs)`` builds CPU and commit path on one filesystem.
 """
 from __future__ import annotations
+
+import numpy as np
+
+from ..cpu import CPU, CPUConfig
 
 from .binlog import Binlog, BinlogConfig
 from .commit_base import PROTOCOLS, CommitConfig, CommitPath, Statement
@@ -35,6 +40,33 @@ def make_commit_path(sim, cfg: CommitConfig, cpu, fs, open_file) -> CommitPath:
     return COMMIT_PROTOCOLS[cfg.commit_protocol](sim, cfg, cpu, fs, open_file)
 
 
-__all__ = ["Binlog", "BinlogConfig", "COMMIT_PROTOCOLS", "CommitConfig", "CommitPath",
+def make_server(sim, cfg: CommitConfig, cpu_cfg: CPUConfig, fs) -> CommitPath:
+    """The server of the commit experiments: ``cpu_cfg`` cores running the commit path
+    of ``cfg`` with its redo logs and binary logs on ``fs`` (a ``models.fs.Filesystem``)."""
+    return make_commit_path(sim, cfg, CPU(sim, cpu_cfg), fs, fs_open_file(fs, cfg.log_files_cached))
+
+
+def fs_open_file(fs, log_files_cached: bool = True):
+    """``open_file(name, size_bytes)`` on a ``models.fs.Filesystem``.
+
+    Redo log files (a size is given) are preallocated and written: InnoDB fills them
+    with zeros when it creates them (``os_file_set_size``). With
+    ``log_files_cached`` their pages are also in the page cache, the state of a
+    server whose log files were created or read since boot; without it every 512-byte
+    log write to a page not yet cached reads the page first (read-modify-write).
+    Binary logs and their index start empty and grow by appends."""
+
+    def open_file(name: str, size_bytes: int | None):
+        if not size_bytes:
+            return fs.create(name, 0)
+        f = fs.create(name, size_bytes, preallocate="zero_fill")
+        if log_files_cached:
+            fs.mark_cached(f, np.arange(-(-size_bytes // 4096)))
+        return f
+
+    return open_file
+
+
+__all__ = ["fs_open_file", "make_server", "Binlog", "BinlogConfig", "COMMIT_PROTOCOLS", "CommitConfig", "CommitPath",
            "InnoDBPlugin104", "MySQL51Builtin", "MySQL56BinlogGroupCommit", "RedoConfig",
            "RedoLog", "Statement", "make_commit_path"]

@@ -60,7 +60,8 @@ class CommitConfig:
     ``mysql56_binlog_group_commit``. ``innodb_support_xa``: two-phase commit with the
     binary log (prepare record + fsync). ``binlog_order_commits`` (5.6): the commit
     stage leader commits the group in binlog order. The redo-log keys are those of
-    ``RedoConfig``, the binary-log keys those of ``BinlogConfig``.
+    ``RedoConfig``, the binary-log keys those of ``BinlogConfig``. ``log_files_cached``:
+    the redo log files' pages are in the page cache at start (see ``fs_open_file``).
 
     CPU per operation (cycles): ``insert_row_cycles`` / ``update_row_cycles`` (a
     single-row statement without its commit), ``prepare_cycles``
@@ -81,6 +82,9 @@ class CommitConfig:
     innodb_log_block_size: int = 512
     innodb_flush_method: str = "O_DIRECT"
     innodb_flush_log_at_timeout: int = 1
+    innodb_sync_spin_loops: int = 20
+    innodb_spin_wait_delay: int = 6
+    log_files_cached: bool = True
     # binary log (BinlogConfig)
     log_bin: bool = True
     sync_binlog: int = 0

@@ -23,7 +23,8 @@ pipeline of three stages, each with a queue and a mutex (``Stage_manager``):
   ``binlog_order_commits=0`` the sync leader releases ``LOCK_sync`` and each thread
   commits itself after being woken.
 
-Finally the leader wakes every follower of its group (``signal_done``).
+Finally the leader wakes every follower of its group (``signal_done``: a broadcast
+on ``m_cond_done``; the followers wake one after another through ``m_lock_done``).
 
 Deliberately not modelled: ``binlog_max_flush_queue_time``, the engine log flush
 before a binlog rotation, 5.7's move of the prepare fsync into the flush stage
@@ -45,6 +46,7 @@ class MySQL56BinlogGroupCommit(CommitPath):
         sim = self.sim
         self.LOCK_sync = Mutex(sim, "LOCK_sync")
         self.LOCK_commit = Mutex(sim, "LOCK_commit")
+        self.m_lock_done = Mutex(sim, "m_lock_done")
         self.queues: list[list[Trx]] = [[], [], []]
         self.stage_groups = [0, 0, 0]
         self.stage_trx = [0, 0, 0]
@@ -110,7 +112,7 @@ class MySQL56BinlogGroupCommit(CommitPath):
     def _follow(self, trx: Trx):
         """A follower sleeps until its group's leader is done, then commits itself if
         the leader did not (``finish_commit``)."""
-        yield from self.cpu.wait(trx.done)
+        yield from self.cpu.wait_broadcast(trx.done, self.m_lock_done)
         if not trx.committed:
             yield from self.commit_low(trx, flush=False)
 

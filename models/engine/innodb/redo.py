@@ -8,7 +8,9 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   12-byte header and a 4-byte trailer; mini-transactions append their records into
   the payload (``log_write_low``), and the LSN counts stream bytes, headers included,
   so a full block moves the LSN past its trailer and the next block's header.
-- **Log buffer** (``innodb_log_buffer_size``): appends take ``log_sys->mutex``. Once
+- **Log buffer** (``innodb_log_buffer_size``): appends take ``log_sys->mutex``, an
+  InnoDB mutex: a waiter spins ``innodb_sync_spin_loops`` rounds of up to
+  ``innodb_spin_wait_delay`` delay units before it sleeps (``mutex_spin_wait``). Once
   the unwritten part exceeds half the buffer, the appending thread writes it out
   (``log_check_margins`` -> ``log_flush_margin``, a write without fsync).
 - **Log files.** ``innodb_log_files_in_group`` files of ``innodb_log_file_size`` each,
@@ -66,6 +68,8 @@ class RedoConfig:
     innodb_log_block_size: int = 512
     innodb_flush_method: str = "O_DIRECT"
     innodb_flush_log_at_timeout: int = 1
+    innodb_sync_spin_loops: int = 20
+    innodb_spin_wait_delay: int = 6
 
     def __post_init__(self) -> None:
         if self.innodb_flush_log_at_trx_commit not in (0, 1, 2):
@@ -90,6 +94,9 @@ class RedoConfig:
         if self.innodb_flush_method not in FLUSH_METHODS:
             raise ValueError(f"innodb_flush_method: must be one of {', '.join(FLUSH_METHODS)}, "
                              f"got {self.innodb_flush_method!r}")
+        for key in ("innodb_sync_spin_loops", "innodb_spin_wait_delay"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
         if self.innodb_flush_log_at_timeout < 1:
             raise ValueError("innodb_flush_log_at_timeout: must be >= 1 (seconds), got "
                              f"{self.innodb_flush_log_at_timeout}")
@@ -154,6 +161,9 @@ class RedoLog:
         self.direct = cfg.innodb_flush_method == "ALL_O_DIRECT"
         self.dsync = cfg.innodb_flush_method == "O_DSYNC"
         self.mutex = Mutex(sim, "log_sys->mutex")
+        # mutex_spin_wait: rounds x mean ut_delay (delay/2 units of 50 PAUSEs)
+        self.spin_ns = cpu.ns(cfg.innodb_sync_spin_loops * cfg.innodb_spin_wait_delay / 2
+                              * 50 * cpu.cfg.pause_cycles)
         # log_sys fields (lsn = next byte to be appended)
         self.lsn = self.START_LSN + LOG_BLOCK_HDR_SIZE
         self.written_lsn = self.lsn          # written_to_all_lsn
@@ -162,6 +172,7 @@ class RedoLog:
         self.current_flush_lsn = self.lsn
         self.n_pending_writes = 0
         self.no_flush_event = Event(sim)     # os_event: set when no write+flush runs
+        self.event_mutex = Mutex(sim, "no_flush_event->os_mutex")
         self.no_flush_event.succeed()
         self._dirty_files: set[int] = set()
         self._master = None
@@ -180,7 +191,7 @@ class RedoLog:
     # -- appending (mtr_commit -> log_write_low) -------------------------------------
     def append(self, nbytes: int):
         """Append ``nbytes`` of log records; returns their end LSN."""
-        yield from self.cpu.wait(self.mutex.acquire())
+        yield from self.cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
         self.lsn = lsn_advance(self.lsn, nbytes, self.block)
         end = self.lsn
         self.appends += 1
@@ -202,7 +213,7 @@ class RedoLog:
             self.flush_requests += 1
         waited = False
         while True:
-            yield from cpu.wait(self.mutex.acquire())
+            yield from cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
             if (self.flushed_lsn if flush else self.written_lsn) >= lsn:
                 self.mutex.release()
                 if waited and flush and from_trx:
@@ -213,7 +224,7 @@ class RedoLog:
                 covers = (self.current_flush_lsn if flush else self.write_lsn) >= lsn
                 self.mutex.release()
                 waited = True
-                yield from cpu.wait(ev)
+                yield from cpu.wait_broadcast(ev, self.event_mutex)
                 if covers:                      # do_waits: the running flush covers us
                     if flush and from_trx:
                         self.flush_waits += 1
@@ -252,7 +263,7 @@ class RedoLog:
                 self.fsyncs += 1
                 yield self.fs.fsync(self.files[f_idx])
             self.flushed_lsn = self.write_lsn
-        yield from self.cpu.wait(self.mutex.acquire())
+        yield from self.cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
         self.n_pending_writes = 0
         ev = self.no_flush_event
         self.mutex.release()

@@ -48,3 +48,50 @@ def test_wakeup_paid_only_by_a_thread_that_slept():
 def test_config_rejects_bad_values(key, kw):
     with pytest.raises(ValueError, match=f"^{key}:"):
         CPUConfig(**kw)
+
+
+def test_broadcast_wakes_sleepers_one_after_another():
+    from models.sim import Mutex
+    sim = Simulator()
+    cpu = CPU(sim, CPUConfig(cores=16, wakeup_us=5))
+    ev, m = sim.event(), Mutex(sim)
+    log = []
+
+    def t(name):
+        yield from cpu.wait_broadcast(ev, m)
+        log.append((name, sim.now_ns))
+
+    for n in "abc":
+        sim.spawn(t(n))
+    sim.after(10_000, ev.succeed)
+    sim.run()
+    assert log == [("a", 15_000), ("b", 20_000), ("c", 25_000)]
+
+
+def test_spin_wait_skips_the_wakeup_for_short_waits():
+    from models.sim import Mutex
+    sim = Simulator()
+    cpu = CPU(sim, CPUConfig(wakeup_us=5))
+    m = Mutex(sim)
+    log = []
+
+    def holder(hold_ns):
+        yield m.acquire()
+        yield hold_ns
+        m.release()
+
+    def waiter(name):
+        yield from cpu.spin_wait(m.acquire(), 10_000)
+        log.append((name, sim.now_ns))
+        m.release()
+
+    sim.spawn(holder(3_000))
+    sim.spawn(waiter("short"))
+    sim.run()
+    m2_start = sim.now_ns                 # second case, after the first
+    sim.spawn(holder(30_000))
+    sim.spawn(waiter("long"))
+    sim.run()
+    assert log == [("short", 3_000), ("long", m2_start + 30_000 + 5_000)]
+    assert cpu.spins == 1 and cpu.wakeups == 1
+    assert cpu.spin_ns_total == 3_000 + 10_000

@@ -1,0 +1,80 @@
+"""The commit path on the real filesystem layer (ext3 over the Linux block layer):
+fsync costs come from the device and the filesystem, not from the engine."""
+import pytest
+
+from models.block import BlockQueue
+from models.device.hdd import HDD, default_15k_sas
+from models.engine.cpu import CPUConfig
+from models.engine.innodb import CommitConfig, make_server
+from models.fs import Filesystem, FsConfig
+from models.sim import Simulator
+from models.workload.mysqlslap import Mysqlslap, MysqlslapConfig
+from tests.models.fakes import FixedDevice
+
+
+def run(device, concurrency, queries, **engine):
+    sim = Simulator()
+    dev = device(sim)
+    q = BlockQueue(sim, dev)
+    fs = Filesystem(sim, FsConfig(type="ext3"), q)
+    engine.setdefault("innodb_log_file_size", "64M")
+    eng = make_server(sim, CommitConfig(**engine), CPUConfig(), fs)
+    slap = Mysqlslap(sim, MysqlslapConfig(concurrency=concurrency,
+                                          number_of_queries=queries), eng)
+    before = q.snapshot()
+    slap.start()
+    sim.run()
+    r = slap.results()
+    r["iostat"] = q.iostat(before)
+    r["fs"] = fs.stats()
+    return r
+
+
+def cache_100us(sim):
+    """Stand-in for a battery-backed controller cache: every write 0.1 ms."""
+    return FixedDevice(sim, service_ns=100_000, queue_depth=32, capacity_bytes=300 << 30,
+                       name="sda")
+
+
+def disk_15k(sim):
+    """A 15k RPM SAS drive, write cache off (write-through, as behind a RAID card
+    without a battery)."""
+    return HDD(sim, "sda", default_15k_sas(write_cache=False))
+
+
+@pytest.mark.parametrize("xa,per_trx", [(True, 2.0), (False, 1.0)])
+def test_builtin_fsyncs_per_trx_and_flat_throughput(xa, per_trx):
+    tps = []
+    for c in (1, 10, 50):
+        r = run(cache_100us, c, 800, commit_protocol="mysql51_builtin", innodb_support_xa=xa)
+        assert r["fsyncs_per_trx_redo"] == pytest.approx(per_trx, rel=0.02)
+        tps.append(r["tps"])
+    assert tps[2] == pytest.approx(tps[1], rel=0.02)
+    # the device is kept busy by the serial fsyncs: most of its time is log writes
+    assert r["iostat"]["util_pct"] > 80
+    assert r["iostat"]["w_s"] == pytest.approx(per_trx * tps[2], rel=0.1)
+
+
+def test_plugin_shares_fsyncs_on_the_cached_device():
+    b = run(cache_100us, 30, 1500, commit_protocol="mysql51_builtin")
+    p = run(cache_100us, 30, 1500, commit_protocol="innodb_plugin_104")
+    assert p["fsyncs_per_trx_redo"] < 0.5
+    assert p["tps"] / b["tps"] > 4
+
+
+def test_without_cache_fsync_is_rotation_bound():
+    """Each log write rewrites the block that has just passed under the head: about one
+    revolution (4 ms at 15,000 RPM) per fsync."""
+    b = run(disk_15k, 5, 100, commit_protocol="mysql51_builtin")
+    assert b["fsyncs_redo_s"] == pytest.approx(250, rel=0.05)
+    assert b["tps"] == pytest.approx(125, rel=0.05)
+    p = run(disk_15k, 30, 600, commit_protocol="innodb_plugin_104")
+    assert p["tps"] / b["tps"] > 8
+    assert p["redo_group_size_avg"] > 8
+
+
+def test_uncached_log_pages_are_read_before_a_partial_write():
+    r = run(cache_100us, 1, 50, commit_protocol="mysql51_builtin", log_files_cached=False)
+    assert r["fs"]["rmw_reads"] >= 1 and r["iostat"]["r_s"] > 0
+    r = run(cache_100us, 1, 50, commit_protocol="mysql51_builtin")
+    assert r["fs"]["rmw_reads"] == 0
