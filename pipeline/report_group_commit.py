@@ -1,0 +1,122 @@
+"""Report of experiment E2 (group commit, mysqlslap): throughput versus concurrency for
+each engine case, the shape of the original graph (Matsunobu 2009: MySQL 5.1 built-in
+InnoDB with innodb_support_xa=1/0 against InnoDB Plugin 1.0.4 with 1/0).
+
+Reads the summary rows of ``experiment='group_commit'`` with DuckDB and draws one panel
+per value of the split column (the controller cache on / off), one line per engine case
+(``engine.commit_protocol`` x ``engine.innodb_support_xa``, plus ``engine.sync_binlog``
+and ``engine.log_bin`` when they vary).
+
+    python -m pipeline.report_group_commit                      # outputs/group_commit.png
+    python -m pipeline.report_group_commit --split device.sda.cache_battery --out e2.png
+
+``plot(rows, path)`` draws from plain dicts (keys ``case``, ``split``, ``concurrency``,
+``tps``) so it can be called without Parquet files.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+CASE_COLUMNS = ("engine.commit_protocol", "engine.innodb_support_xa", "engine.sync_binlog",
+                "engine.log_bin")
+LABELS = {"mysql51_builtin": "5.1 built-in", "innodb_plugin_104": "Plugin 1.0.4",
+          "mysql56_binlog_group_commit": "5.6 binlog group commit"}
+
+
+def case_label(row: dict, varying: list[str]) -> str:
+    proto = row.get("engine.commit_protocol", "?")
+    parts = [LABELS.get(proto, str(proto))]
+    xa = row.get("engine.innodb_support_xa")
+    if xa is not None:
+        parts.append(f"xa={int(bool(xa))}")
+    for col in varying:
+        if col not in ("engine.commit_protocol", "engine.innodb_support_xa"):
+            parts.append(f"{col.split('.')[-1]}={row.get(col)}")
+    return ", ".join(parts)
+
+
+def load_rows(root: str | Path, split: str | None, metric: str) -> list[dict]:
+    """Summary rows of the group_commit experiment as plot rows."""
+    from .query import connect
+
+    con = connect(root)
+    cols = [c[0] for c in con.execute("DESCRIBE runs").fetchall()]
+    for need in (metric, "workload.concurrency"):
+        if need not in cols:
+            raise SystemExit(f"report_group_commit: column {need!r} not in the results")
+    if split is None:
+        split = next((c for c in cols if c.startswith("device.") and _varies(con, c)), None)
+    present = [c for c in CASE_COLUMNS if c in cols]
+    varying = [c for c in present if _varies(con, c)]
+    select = present + ["workload.concurrency", metric] + ([split] if split else [])
+    q = ", ".join(f'"{c}"' for c in select)
+    data = con.execute(f"SELECT {q} FROM runs WHERE experiment = 'group_commit' "
+                       f"AND status = 'ok'").fetchall()
+    rows = []
+    for values in data:
+        rec = dict(zip(select, values))
+        rows.append({"case": case_label(rec, varying),
+                     "split": f"{split.split('.')[-1]}={rec[split]}" if split else "",
+                     "concurrency": rec["workload.concurrency"], "tps": rec[metric]})
+    return rows
+
+
+def _varies(con, col: str) -> bool:
+    n = con.execute(f'SELECT count(DISTINCT "{col}") FROM runs '
+                    f"WHERE experiment = 'group_commit'").fetchone()[0]
+    return n > 1
+
+
+def plot(rows: list[dict], path: str | Path) -> Path:
+    """Throughput vs concurrency, one line per case, one panel per split value."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: dict = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        panels[r["split"]][r["case"]][int(r["concurrency"])] = float(r["tps"])
+    names = sorted(panels)
+    fig, axes = plt.subplots(1, len(names), figsize=(6.5 * len(names), 4.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        for case in sorted(panels[name]):
+            pts = sorted(panels[name][case].items())
+            ax.plot([c for c, _ in pts], [t for _, t in pts], marker="o", label=case)
+        ax.set_xlabel("concurrency (mysqlslap connections)")
+        ax.set_ylabel("transactions/s")
+        ax.set_title(f"mysqlslap write, binlog on, flush_log_at_trx_commit=1 {name}".strip())
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", default="outputs", help="results directory")
+    ap.add_argument("--out", default="outputs/group_commit.png")
+    ap.add_argument("--metric", default="mysqlslap.tps")
+    ap.add_argument("--split", default=None,
+                    help="parameter column for the panels (default: a varying device.* column)")
+    args = ap.parse_args(argv)
+    rows = load_rows(args.results, args.split, args.metric)
+    if not rows:
+        print("report_group_commit: no ok rows of experiment group_commit", file=sys.stderr)
+        return 1
+    print(plot(rows, args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
