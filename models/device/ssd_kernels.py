@@ -1,0 +1,610 @@
+"""Compiled (numba) kernels of the SSD model: the FTL (``ssd_ftl.py`` describes it)
+and the flash / host-link timing, over the packed state of ``ssd_ftl.FTLState``.
+``ssd.py`` calls one kernel per command.
+
+All compiled code of the SSD lives in this one module on purpose: numba's on-disk
+cache (``cache=True``) is invalidated by changes to the module a function is defined
+in, not by changes to modules it calls into, so splitting the kernels over files
+would let a stale compiled FTL survive an edit.
+
+Timing (integer ns, reserved in command arrival order):
+
+- A die is busy-until: page reads, programs, GC copies and erases on one die run one
+  after another (FIFO per die, as a flash controller queues per die).
+- A channel (and the host link, the last calendar row) keeps its future busy
+  intervals, and a transfer takes the earliest gap that fits at or after the time it
+  could start. A transfer that must wait for its busy die therefore does not block
+  transfers to the channel's other dies in the meantime, as on a real channel.
+- A page read holds its die for tR, then the channel for the transfer out (the page
+  register stays busy until then). A page program needs the data in the controller,
+  the die idle, the channel for the transfer in, then holds the die for tPROG.
+  Sub-page writes to a mapped page first read the old page (read-modify-write).
+- Foreground GC runs on the die right after the program that triggered it: each copy
+  is tR, a transfer out (ECC check in the controller), a transfer in and tPROG (or
+  tR + tPROG on the die alone with ``copyback``), then tBERS per erased block.
+- The write buffer: a page's bytes occupy it from the host transfer until its program
+  ends (a min-heap of program end times in the int64 buffer).
+
+Deliberately not modelled: multi-plane and cache-program/cache-read modes, program
+and erase suspend (a read waits behind the GC on its die), background GC.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# -- layout of the packed state ----------------------------------------------------------
+# header of the int64 buffer: geometry, flash timings (ns), then (offset, length) pairs
+G_NDIE, G_NCH, G_BPD, G_PPB, G_MINFREE, G_PAGE, G_COPYBACK, G_DYNAMIC = range(8)
+P_TR, P_TPROG, P_TBERS = 8, 9, 10
+_HDR = 11
+# arrays in the int32 buffer, then in the int64 buffer (the tuple order of ``views``)
+_I32 = ("l2p", "p2l", "valid", "bstate", "erases", "free_list", "free_n", "active", "wptr",
+        "head", "nxt", "prv", "dvalid")
+_I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc")
+(S_HDR, S_L2P, S_P2L, S_VALID, S_BSTATE, S_ERASES, S_FREE_LIST, S_FREE_N, S_ACTIVE, S_WPTR,
+ S_HEAD, S_NXT, S_PRV, S_DVALID, S_COUNTERS, S_DIE_FREE, S_IV_S, S_IV_E, S_IV_N, S_HK, S_HB,
+ S_HS, S_OUT, S_MISC) = range(24)
+_N_ARR = len(_I32) + len(_I64)
+
+# counters
+C_HOST_PAGES, C_GC_PAGES, C_ERASES, C_READ_PAGES, C_UNMAPPED_READS, C_RMW, C_TRIMMED = range(7)
+N_COUNTERS = 7
+IV_SLOTS = 4096      # future busy intervals kept per channel / link (then: book at the end)
+
+
+@njit(cache=True)
+def views(i32, i64):
+    """The packed state as a tuple of arrays (index with the ``S_*`` constants)."""
+    h = _HDR
+    nd = i64[G_NDIE]
+    nch = i64[G_NCH]
+    o = i64[h:h + 2 * _N_ARR]
+    return (i64[:h],
+            i32[o[0]:o[0] + o[1]], i32[o[2]:o[2] + o[3]], i32[o[4]:o[4] + o[5]],
+            i32[o[6]:o[6] + o[7]], i32[o[8]:o[8] + o[9]],
+            i32[o[10]:o[10] + o[11]].reshape((nd, i64[G_BPD])),
+            i32[o[12]:o[12] + o[13]], i32[o[14]:o[14] + o[15]], i32[o[16]:o[16] + o[17]],
+            i32[o[18]:o[18] + o[19]].reshape((nd, i64[G_PPB] + 1)),
+            i32[o[20]:o[20] + o[21]], i32[o[22]:o[22] + o[23]], i32[o[24]:o[24] + o[25]],
+            i64[o[26]:o[26] + o[27]], i64[o[28]:o[28] + o[29]],
+            i64[o[30]:o[30] + o[31]].reshape((nch + 1, IV_SLOTS)),
+            i64[o[32]:o[32] + o[33]].reshape((nch + 1, IV_SLOTS)),
+            i64[o[34]:o[34] + o[35]], i64[o[36]:o[36] + o[37]], i64[o[38]:o[38] + o[39]],
+            i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]])
+
+
+# -- FTL primitives ------------------------------------------------------------------------
+
+@njit(cache=True)
+def _bucket_remove(head, nxt, prv, die, v, b):
+    p = prv[b]
+    n = nxt[b]
+    if p >= 0:
+        nxt[p] = n
+    else:
+        head[die, v] = n
+    if n >= 0:
+        prv[n] = p
+    nxt[b] = -1
+    prv[b] = -1
+
+
+@njit(cache=True)
+def _bucket_insert(head, nxt, prv, die, v, b):
+    h = head[die, v]
+    nxt[b] = h
+    prv[b] = -1
+    if h >= 0:
+        prv[h] = b
+    head[die, v] = b
+
+
+@njit(cache=True)
+def _invalidate(st, ppn):
+    g = st[S_HDR]
+    valid = st[S_VALID]
+    b = ppn // g[G_PPB]
+    st[S_P2L][ppn] = -1
+    v = valid[b]
+    die = b // g[G_BPD]
+    st[S_DVALID][die] -= 1
+    if st[S_BSTATE][b] == 2:
+        _bucket_remove(st[S_HEAD], st[S_NXT], st[S_PRV], die, v, b)
+        _bucket_insert(st[S_HEAD], st[S_NXT], st[S_PRV], die, v - 1, b)
+    valid[b] = v - 1
+
+
+@njit(cache=True)
+def _append(st, die, lpn, stream):
+    """Program ``lpn`` into the die's open block of ``stream`` (0 host writes, 1 GC
+    relocations); returns the new physical page."""
+    g = st[S_HDR]
+    ppb = g[G_PPB]
+    active = st[S_ACTIVE]
+    wptr = st[S_WPTR]
+    bstate = st[S_BSTATE]
+    valid = st[S_VALID]
+    f = 2 * die + stream
+    b = active[f]
+    if b < 0 or wptr[f] == ppb:
+        if b >= 0:
+            bstate[b] = 2
+            _bucket_insert(st[S_HEAD], st[S_NXT], st[S_PRV], die, valid[b], b)
+        free_n = st[S_FREE_N]
+        n = free_n[die] - 1
+        if n < 0:
+            raise RuntimeError("ssd ftl: die out of free blocks")
+        free_n[die] = n
+        b = st[S_FREE_LIST][die, n]
+        bstate[b] = 1
+        active[f] = b
+        wptr[f] = 0
+    ppn = b * ppb + wptr[f]
+    wptr[f] += 1
+    st[S_P2L][ppn] = lpn
+    st[S_L2P][lpn] = ppn
+    valid[b] += 1
+    st[S_DVALID][die] += 1
+    return ppn
+
+
+@njit(cache=True)
+def _gc(st, die):
+    """Greedy GC on one die until ``gc_min_free`` blocks are free.
+
+    Returns (pages copied, blocks erased)."""
+    g = st[S_HDR]
+    ppb = g[G_PPB]
+    head = st[S_HEAD]
+    p2l = st[S_P2L]
+    valid = st[S_VALID]
+    bstate = st[S_BSTATE]
+    free_n = st[S_FREE_N]
+    copies = 0
+    erased = 0
+    while free_n[die] < g[G_MINFREE]:
+        victim = -1
+        vv = 0
+        for v in range(ppb):          # fewest valid pages first; a full block frees nothing
+            if head[die, v] >= 0:
+                victim = head[die, v]
+                vv = v
+                break
+        if victim < 0:
+            break
+        _bucket_remove(head, st[S_NXT], st[S_PRV], die, vv, victim)
+        bstate[victim] = 1            # being collected: not a bucket member any more
+        base = victim * ppb
+        for i in range(ppb):
+            lpn = p2l[base + i]
+            if lpn >= 0:
+                p2l[base + i] = -1
+                valid[victim] -= 1
+                st[S_DVALID][die] -= 1
+                _append(st, die, lpn, 1)
+                copies += 1
+        bstate[victim] = 0
+        st[S_ERASES][victim] += 1
+        st[S_FREE_LIST][die, free_n[die]] = victim
+        free_n[die] += 1
+        erased += 1
+    c = st[S_COUNTERS]
+    c[C_GC_PAGES] += copies
+    c[C_ERASES] += erased
+    return copies, erased
+
+
+@njit(cache=True)
+def choose_die(st, lpn, t):
+    """The die a host page write goes to: ``lpn % n_dies`` (static striping), or
+    (dynamic allocation) the die that can start it first, counting from a rotating
+    pointer on ties, among dies whose valid data leaves GC room to work."""
+    g = st[S_HDR]
+    nd = g[G_NDIE]
+    if g[G_DYNAMIC] == 0:
+        return lpn % nd
+    die_free = st[S_DIE_FREE]
+    dvalid = st[S_DVALID]
+    limit = (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
+    misc = st[S_MISC]
+    rr = misc[0]
+    best = -1
+    best_t = np.int64(0)
+    for k in range(nd):
+        d = (rr + k) % nd
+        if dvalid[d] >= limit:
+            continue
+        td = die_free[d] if die_free[d] > t else t
+        if best < 0 or td < best_t:
+            best = d
+            best_t = td
+    misc[0] = (best + 1) % nd
+    return best
+
+
+@njit(cache=True)
+def host_write_page(st, lpn, die):
+    """Map a host page write to ``die``; returns (die, gc copies, gc erases)."""
+    g = st[S_HDR]
+    old = st[S_L2P][lpn]
+    if old >= 0:
+        _invalidate(st, old)
+    _append(st, die, lpn, 0)
+    st[S_COUNTERS][C_HOST_PAGES] += 1
+    copies = 0
+    erased = 0
+    if st[S_FREE_N][die] < g[G_MINFREE]:
+        copies, erased = _gc(st, die)
+    return die, copies, erased
+
+
+# -- bulk state changes (preconditioning, TRIM) ---------------------------------------
+
+@njit(cache=True)
+def write_pages(i32, i64, lpns):
+    """Apply page writes without timing (tests age a drive for real with it)."""
+    st = views(i32, i64)
+    for i in range(lpns.shape[0]):
+        host_write_page(st, lpns[i], choose_die(st, lpns[i], 0))
+
+
+@njit(cache=True)
+def trim(i32, i64, lpn0, n):
+    st = views(i32, i64)
+    l2p = st[S_L2P]
+    for lpn in range(lpn0, lpn0 + n):
+        old = l2p[lpn]
+        if old >= 0:
+            _invalidate(st, old)
+            l2p[lpn] = -1
+            st[S_COUNTERS][C_TRIMMED] += 1
+
+
+@njit(cache=True)
+def rebuild(i32, i64, used_blocks):
+    """Derive every other array from ``p2l`` when the first ``used_blocks[die]`` blocks
+    of each die are written (sealed) and the rest are free."""
+    st = views(i32, i64)
+    g = st[S_HDR]
+    ndie = g[G_NDIE]
+    bpd = g[G_BPD]
+    ppb = g[G_PPB]
+    p2l = st[S_P2L]
+    l2p = st[S_L2P]
+    valid = st[S_VALID]
+    bstate = st[S_BSTATE]
+    free_list = st[S_FREE_LIST]
+    st[S_DVALID][:] = 0
+    for b in range(ndie * bpd):
+        v = 0
+        base = b * ppb
+        for i in range(ppb):
+            lpn = p2l[base + i]
+            if lpn >= 0:
+                l2p[lpn] = base + i
+                v += 1
+        valid[b] = v
+        bstate[b] = 0
+        st[S_DVALID][b // bpd] += v
+    st[S_HEAD][:, :] = -1
+    st[S_NXT][:] = -1
+    st[S_PRV][:] = -1
+    for die in range(ndie):
+        used = used_blocks[die]
+        for b in range(die * bpd, die * bpd + used):
+            bstate[b] = 2
+            _bucket_insert(st[S_HEAD], st[S_NXT], st[S_PRV], die, valid[b], b)
+        n = 0
+        for b in range(die * bpd + bpd - 1, die * bpd + used - 1, -1):
+            free_list[die, n] = b          # lowest block id is popped first
+            n += 1
+        st[S_FREE_N][die] = n
+    st[S_ACTIVE][:] = -1
+    st[S_WPTR][:] = 0
+
+
+# -- calendars: busy intervals with back-filling -----------------------------------------
+
+@njit(cache=True)
+def _reserve(iv_s, iv_e, iv_n, row, t, dur, now):
+    """Earliest start >= t of a ``dur`` ns gap in ``row``'s busy intervals; books it.
+
+    Intervals are kept sorted and disjoint (touching ones merged); those that ended by
+    ``now`` are dropped. When the row is full the booking goes after the last one."""
+    n = iv_n[row]
+    # drop the intervals that ended by now (ends are sorted: binary search)
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if iv_e[row, mid] <= now:
+            lo = mid + 1
+        else:
+            hi = mid
+    k = lo
+    if k:
+        for i in range(k, n):
+            iv_s[row, i - k] = iv_s[row, i]
+            iv_e[row, i - k] = iv_e[row, i]
+        n -= k
+    # first interval still busy at t, then the first gap of dur from there on
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if iv_e[row, mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    cand = t
+    pos = n
+    for i in range(lo, n):
+        if iv_s[row, i] >= cand + dur:
+            pos = i
+            break
+        cand = iv_e[row, i]
+    end = cand + dur
+    if dur > 0:
+        if pos > 0 and iv_e[row, pos - 1] == cand:
+            iv_e[row, pos - 1] = end
+            if pos < n and iv_s[row, pos] == end:      # closes the gap: merge
+                iv_e[row, pos - 1] = iv_e[row, pos]
+                for i in range(pos + 1, n):
+                    iv_s[row, i - 1] = iv_s[row, i]
+                    iv_e[row, i - 1] = iv_e[row, i]
+                n -= 1
+        elif pos < n and iv_s[row, pos] == end:
+            iv_s[row, pos] = cand
+        elif n < iv_s.shape[1]:
+            for i in range(n, pos, -1):
+                iv_s[row, i] = iv_s[row, i - 1]
+                iv_e[row, i] = iv_e[row, i - 1]
+            iv_s[row, pos] = cand
+            iv_e[row, pos] = end
+            n += 1
+        else:                                           # full: book after the last
+            cand = iv_e[row, n - 1] if iv_e[row, n - 1] > t else t
+            end = cand + dur
+            iv_e[row, n - 1] = end
+    iv_n[row] = n
+    return cand
+
+
+# -- write buffer: min-heap of (page program end, bytes) ---------------------------------
+
+@njit(cache=True)
+def _heap_push(hk, hb, hs, key, nbytes):
+    i = hs[0]
+    if i == hk.shape[0]:
+        raise RuntimeError("ssd write buffer heap overflow")
+    hs[0] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if hk[parent] <= key:
+            break
+        hk[i] = hk[parent]
+        hb[i] = hb[parent]
+        i = parent
+    hk[i] = key
+    hb[i] = nbytes
+
+
+@njit(cache=True)
+def _heap_pop(hk, hb, hs):
+    n = hs[0] - 1
+    key = hk[0]
+    nbytes = hb[0]
+    hs[0] = n
+    if n > 0:
+        lk = hk[n]
+        lb = hb[n]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and hk[c + 1] < hk[c]:
+                c += 1
+            if hk[c] >= lk:
+                break
+            hk[i] = hk[c]
+            hb[i] = hb[c]
+            i = c
+        hk[i] = lk
+        hb[i] = lb
+    return key, nbytes
+
+
+@njit(cache=True)
+def buffer_reserve(i32, i64, cap, need, t):
+    """Earliest time >= t at which ``need`` bytes of the write buffer are free (pages
+    leave it when their program ends); ``hs[1]`` is the bytes in use."""
+    st = views(i32, i64)
+    hk, hb, hs = st[S_HK], st[S_HB], st[S_HS]
+    used = hs[1]
+    while hs[0] > 0 and hk[0] <= t:
+        k, b = _heap_pop(hk, hb, hs)
+        used -= b
+    while used + need > cap and hs[0] > 0:
+        k, b = _heap_pop(hk, hb, hs)
+        used -= b
+        if k > t:
+            t = k
+    hs[1] = used
+    return t
+
+
+# -- timed operations (entry points: one call per command) --------------------------------
+
+@njit(cache=True)
+def link_reserve(i32, i64, t, dur, now):
+    """Book ``dur`` ns on the host link at the earliest gap >= t; returns the start."""
+    st = views(i32, i64)
+    return _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], st[S_HDR][G_NCH], t, dur, now)
+
+
+@njit(cache=True)
+def read(i32, i64, ch_bpns, off, size, t_start, now):
+    """Reserve the flash reads of ``[off, off+size)`` from ``t_start``.
+
+    Sets ``out[0]`` = when the first page's data is in the controller, ``out[1]`` = when
+    the last is, ``out[2]`` = bytes of that last piece. Unwritten (unmapped) pages need
+    no flash access: the drive returns zeros at once."""
+    st = views(i32, i64)
+    g = st[S_HDR]
+    l2p = st[S_L2P]
+    die_free = st[S_DIE_FREE]
+    iv_s, iv_e, iv_n = st[S_IV_S], st[S_IV_E], st[S_IV_N]
+    counters = st[S_COUNTERS]
+    page = g[G_PAGE]
+    blk_pages = g[G_PPB] * g[G_BPD]
+    nch = g[G_NCH]
+    first = np.int64(-1)
+    last = t_start
+    last_piece = np.int64(0)
+    pos = off
+    end = off + size
+    while pos < end:
+        lpn = pos // page
+        nxt_b = (lpn + 1) * page
+        piece = (nxt_b if nxt_b < end else end) - pos
+        ppn = l2p[lpn]
+        if ppn < 0:
+            ready = t_start
+            counters[C_UNMAPPED_READS] += 1
+        else:
+            die = ppn // blk_pages
+            s = die_free[die] if die_free[die] > t_start else t_start
+            x = np.int64(piece / ch_bpns + 0.5)
+            ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + g[P_TR], x, now) + x
+            die_free[die] = ready
+            counters[C_READ_PAGES] += 1
+        if first < 0 or ready < first:
+            first = ready
+        if ready >= last:
+            last = ready
+            last_piece = piece
+        pos += piece
+    out = st[S_OUT]
+    out[0] = first
+    out[1] = last
+    out[2] = last_piece
+
+
+@njit(cache=True)
+def _program_page(st, ch_bpns, lpn, piece, s, now):
+    """Map one page write whose data is in the controller at ``s``; reserve the
+    program (and any GC it triggers). Returns when the page is durable."""
+    g = st[S_HDR]
+    die_free = st[S_DIE_FREE]
+    iv_s, iv_e, iv_n = st[S_IV_S], st[S_IV_E], st[S_IV_N]
+    page = g[G_PAGE]
+    nch = g[G_NCH]
+    x = np.int64(page / ch_bpns + 0.5)
+    old = st[S_L2P][lpn]
+    if piece < page and old >= 0:
+        # partial page: read the old page into the controller and merge (RMW)
+        od = old // (g[G_PPB] * g[G_BPD])
+        r = die_free[od] if die_free[od] > s else s
+        s = _reserve(iv_s, iv_e, iv_n, od % nch, r + g[P_TR], x, now) + x
+        die_free[od] = s
+        st[S_COUNTERS][C_RMW] += 1
+    die = choose_die(st, lpn, s)
+    ch = die % nch
+    if die_free[die] > s:
+        s = die_free[die]
+    _die, copies, erased = host_write_page(st, lpn, die)
+    s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x + g[P_TPROG]
+    durable = s
+    if copies:                          # foreground GC right after this program
+        if g[G_COPYBACK] != 0:
+            s += copies * (g[P_TR] + g[P_TPROG])
+        else:
+            for _ in range(copies):     # out to the controller (ECC) and back in
+                s = _reserve(iv_s, iv_e, iv_n, ch, s + g[P_TR], x, now) + x
+                s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x + g[P_TPROG]
+    die_free[die] = s + erased * g[P_TBERS]
+    return durable
+
+
+@njit(cache=True)
+def write(i32, i64, ch_bpns, host_bpns, off, size, t_data, now):
+    """Map and reserve the programs of a write whose data arrives from the host from
+    ``t_data`` on (``host_bpns`` bytes/ns). Each page's bytes stay in the write buffer
+    until its program ends. Returns when the last page is durable."""
+    st = views(i32, i64)
+    hk, hb, hs = st[S_HK], st[S_HB], st[S_HS]
+    page = st[S_HDR][G_PAGE]
+    durable = t_data
+    pos = off
+    end = off + size
+    while pos < end:
+        lpn = pos // page
+        pend = (lpn + 1) * page
+        if pend > end:
+            pend = end
+        arrived = t_data + np.int64((pend - off) / host_bpns + 0.5)
+        d = _program_page(st, ch_bpns, lpn, pend - pos, arrived, now)
+        _heap_push(hk, hb, hs, d, pend - pos)
+        hs[1] += pend - pos
+        if d > durable:
+            durable = d
+        pos = pend
+    return durable
+
+
+@njit(cache=True)
+def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
+    """Program ``n_pages`` one after the other on one die (FTL metadata commit); the
+    die is the one free first when ``die`` < 0."""
+    st = views(i32, i64)
+    g = st[S_HDR]
+    die_free = st[S_DIE_FREE]
+    if die < 0:
+        die = 0
+        for d in range(g[G_NDIE]):
+            if die_free[d] < die_free[die]:
+                die = d
+    x = np.int64(g[G_PAGE] / ch_bpns + 0.5)
+    ch = die % g[G_NCH]
+    s = die_free[die] if die_free[die] > t_start else t_start
+    for _ in range(n_pages):
+        s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x + g[P_TPROG]
+    die_free[die] = s
+    return s
+
+
+# -- whole commands: one compiled call each -----------------------------------------------
+
+@njit(cache=True)
+def read_cmd(i32, i64, ch_bpns, host_bpns, off, size, t_start, now):
+    """Flash reads plus the host-link transfer; returns when the data is at the host.
+
+    The link transfer starts once the first page is in the controller and ends no
+    earlier than the last page's arrival plus its own transfer."""
+    read(i32, i64, ch_bpns, off, size, t_start, now)
+    st = views(i32, i64)
+    out = st[S_OUT]
+    dur = np.int64(size / host_bpns)
+    earliest = out[1] + np.int64(out[2] / host_bpns) - dur
+    if out[0] > earliest:
+        earliest = out[0]
+    return _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], st[S_HDR][G_NCH], earliest, dur,
+                    now) + dur
+
+
+@njit(cache=True)
+def write_cmd(i32, i64, ch_bpns, host_bpns, cap, off, size, t, now):
+    """Wait for buffer space, transfer over the host link, reserve the programs.
+
+    Returns the time the data is in the buffer (the acknowledgement of a cached write);
+    ``out[0]`` = when the buffer had room, ``out[1]`` = when the last page is durable."""
+    need = size if size < cap else cap
+    t_space = buffer_reserve(i32, i64, cap, need, t)
+    st = views(i32, i64)
+    dur = np.int64(size / host_bpns)
+    start = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], st[S_HDR][G_NCH], t_space, dur, now)
+    durable = write(i32, i64, ch_bpns, host_bpns, off, size, start, now)
+    out = st[S_OUT]
+    out[0] = t_space
+    out[1] = durable
+    return start + dur
