@@ -139,7 +139,10 @@ def test_importer_round_trips_the_zone_table(drive, specs, tmp_path):
 def test_imported_values_follow_the_files(specs):
     cfg = imp.load_hdd_config(ds.config_path("atlas10k"))
     assert cfg.interface_mb_s == pytest.approx(512 / 0.099e-3 / 1e6)
-    assert cfg.overhead_read_hit_ms == 0.184 and cfg.overhead_write_hit_ms == 0.189
+    # base overheads are DiskSim's "after read" values, *_after_write its "after write"
+    assert cfg.overhead_read_hit_ms == 0.184 and cfg.overhead_write_hit_ms == 0.186
+    assert cfg.overhead_write_hit_after_write_ms == 0.189
+    assert cfg.overhead_write_miss_ms == 0.34492 and cfg.overhead_write_miss_after_write_ms == 0.49673
     assert cfg.cache_segments == 10 and cfg.cache_segment_bytes == 374 * 512
     assert cfg.read_ahead_max_bytes == 354 * 512 and cfg.write_cache
     assert cfg.queue_depth == 1 and cfg.scheduler == "fifo"
