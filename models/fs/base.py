@@ -94,6 +94,7 @@ class Filesystem:
         self.stats_commits_forced = 0
         self.stats_flushes = 0
         self.stats_blocked_submits = 0
+        self.fua_supported = device_has_fua(queue)
         self.writeback = Writeback(self)
         self.journal = self.policy.make_journal(self)
 
@@ -222,6 +223,20 @@ class Filesystem:
         yield from self.submit_and_wait([bio])
         if epoch > self.stable_epoch:
             self.stable_epoch = epoch
+
+    def write_fua(self, bios: list[IORequest]):
+        """Generator: a forced-unit-access write; returns its epoch stamp. A queue
+        without FUA (libata's default, ``libata.fua=0``) gets what the kernel's flush
+        machinery does instead: the write, then a cache FLUSH."""
+        if self.fua_supported:
+            for bio in bios:
+                bio.fua = True
+            yield from self.submit_and_wait(bios)
+            return -1
+        yield from self.submit_and_wait(bios)
+        stamp = self.flush_epoch
+        yield from self.flush()
+        return stamp
 
     def allocate(self, f: File, pages: np.ndarray, unwritten: bool = False):
         """Generator: give ``pages`` new contiguous blocks and journal the change."""
@@ -484,6 +499,16 @@ class Filesystem:
                "bios_written": self.writeback.bios_written, "pages_read": self.writeback.pages_read}
         out.update(self.journal.stats())
         return out
+
+
+def device_has_fua(queue: BlockQueue) -> bool:
+    """Does the request queue advertise FUA? ``BlockConfig.fua`` if the block layer
+    has it; else SAS/SCSI disks and RAID controllers do, and SATA devices behind
+    libata do not (FUA is off unless ``libata.fua=1``), which covers the SSDs."""
+    fua = getattr(queue.cfg, "fua", None)
+    if fua is not None:
+        return bool(fua)
+    return getattr(queue.device, "kind", "") != "ssd"
 
 
 def _check_range(off: int, n: int, direct: bool) -> None:

@@ -219,8 +219,10 @@ class Journal:
             left -= n
         self.head += nbytes
         self.journal_bytes_written += nbytes
+        if fua:
+            return (yield from fs.write_fua(bios))
         yield from fs.submit_and_wait(bios)
-        return -1 if fua else fs.flush_epoch
+        return fs.flush_epoch
 
     # -- journal space and checkpointing -----------------------------------------------
     def free_bytes(self) -> int:
@@ -252,10 +254,12 @@ class Journal:
         yield from self.write_home(keys, sync=True)
         self.checkpoints += 1
         # jbd2_cleanup_journal_tail: the journal superblock records the new tail
-        sb = IORequest(WRITE, self.start_byte, 4096, None, True, self.fs.cfg.barrier, 0)
+        sb = IORequest(WRITE, self.start_byte, 4096, None, True, False, 0)
         if self.fs.cfg.barrier:
             yield from self.fs.flush()
-        yield from self.fs.submit_and_wait([sb])
+            yield from self.fs.write_fua([sb])
+        else:
+            yield from self.fs.submit_and_wait([sb])
 
     def write_home(self, keys: list[int], sync: bool):
         """Generator: write metadata blocks ``keys`` to their home locations and wait."""

@@ -50,6 +50,7 @@ class Zfs(FsPolicy):
         return TxgPool(fs)
 
     def note_data_write(self, fs, f, p0, p1) -> None:
+        fs.journal.txg_files.add(f)
         win = fs.journal.intent_window
         lo, hi = win.get(f, (p0, p1))
         win[f] = (min(lo, p0), max(hi, p1))
@@ -81,7 +82,6 @@ class Zfs(FsPolicy):
         # pages whose content the intent log already holds are recovered by replay
         fresh = f.wepoch[pages] == NOT_ON_DEVICE
         f.meta_tid[pages[fresh]] = fs.journal.syncing_txg
-        fs.journal.txg_files.add(f)
 
     def end_io(self, fs, f, p0, n) -> None:
         pass
