@@ -1,0 +1,397 @@
+"""A hardware RAID controller: RAID 0 / 1 / 10 over member devices, a command queue, a
+per-command firmware cost, and a write-back cache that is battery-backed or not.
+
+Modelled (the host sees one device; the members are any ``Device``s - HDDs, SSDs,
+devices behind a ``bus`` - whose completions come back to the controller):
+
+- Geometry: RAID 0 stripes ``stripe_size_bytes`` chunks round-robin over the members;
+  RAID 1 mirrors every member (n-way); RAID 10 stripes over mirrored pairs (members
+  0+1, 2+3, ...). A request is split at chunk boundaries; pieces contiguous on one
+  member are merged into one member command.
+- Controller: each host command takes ``controller_cpu_us`` of serial firmware time
+  (one embedded CPU: bounds the array's command rate), then a fixed
+  ``controller_latency_us`` (DMA setup, completion interrupt) that overlaps with other
+  commands, and data moves between host and cache at ``host_MBps`` (PCIe). The
+  controller queues up to ``queue_depth`` host commands; member commands beyond a
+  member's own queue depth wait in the controller, host commands ahead of destage.
+- Reads: a read whose bytes are all in the cache (dirty, or being destaged) is served
+  from it; otherwise each piece goes to one mirror - the one with fewer outstanding
+  commands, then the one whose last command ended nearest (RAID 1/10).
+- Write-back (``write_back`` with ``battery_backed``): a write completes once in the
+  cache (firmware + transfer + latency, ~0.1 ms). Overwriting dirty data takes no new
+  space; adjacent dirty data coalesces. Destage starts as soon as there is dirty data
+  and keeps up to ``destage_max_inflight`` destage writes (at most
+  ``destage_max_bytes`` each) at the members, taken in ascending address order from a
+  wrapping cursor (``raid_cache``): under load the dirty set grows and destage becomes
+  sorted sweeps. When the cache is full a write waits (FIFO) until destage frees
+  room, so sustained writes complete at destage speed. A FLUSH costs only the
+  controller overhead and is not forwarded: the battery makes the cache non-volatile
+  (LSI MegaRAID / Dell PERC "write back" with a good BBU).
+- No battery: the cache falls back to write-through (LSI's default "No Write Cache if
+  Bad BBU"): writes complete when every member completed them, FLUSH is forwarded to
+  all members. ``write_back_without_battery`` forces write-back anyway ("Always Write
+  Back"): the cache is then volatile and FLUSH waits until the cache is empty, then
+  flushes the members.
+- ``volatile_bytes()``: the cache's contents when write-back without a battery, plus
+  whatever the members' own volatile caches hold (controllers normally switch member
+  drive caches off: configure the members so).
+
+Deliberately not modelled: parity RAID (5/6), read caching of clean data and
+controller read-ahead, rebuilds and degraded mode, cache mirroring between
+controllers, the periodic cache flush timer, TRIM pass-through (DISCARD completes
+after the controller overhead and is dropped).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ..sim import Simulator
+from .base import Device
+from .raid_cache import DirtyExtents
+from .request import FLUSH, READ, WRITE, IORequest
+
+_LEVELS = (0, 1, 10)
+_HOST, _DESTAGE = 0, 1
+
+
+@dataclass(frozen=True)
+class RAIDConfig:
+    """RAID controller and array; defaults: a 2009-era SAS RAID controller (LSI MegaRAID
+    SAS 8708 class: 256 MB DDR2 cache with BBU, PCIe x8, 64 KB default stripe).
+
+    ``members`` names the member devices in the run config (the pipeline builds them
+    first); ``RAID(...)`` receives the built devices. Assumed (no published figure):
+    ``controller_cpu_us`` (10 us: ~100 k commands/s firmware ceiling) and
+    ``controller_latency_us`` (70 us), which make a cached write or a battery-backed
+    FLUSH cost ~0.1 ms; ``host_MBps`` 1,000 (PCIe 1.0 x8 effective DMA);
+    ``destage_max_inflight`` 16 destage writes outstanding.
+    """
+
+    level: int = 1
+    members: tuple[str, ...] = ()
+    stripe_size_bytes: int = 64 * 1024
+    queue_depth: int = 256
+    controller_cpu_us: float = 10.0
+    controller_latency_us: float = 70.0
+    host_MBps: float = 1000.0
+    cache_size_bytes: int = 256 * 2**20
+    write_back: bool = True
+    battery_backed: bool = True
+    write_back_without_battery: bool = False
+    destage_max_inflight: int = 16
+    destage_max_bytes: int = 2**20
+
+    def __post_init__(self) -> None:
+        if self.level not in _LEVELS:
+            raise ValueError(f"level: must be one of {_LEVELS}, got {self.level!r}")
+        object.__setattr__(self, "members", tuple(str(m) for m in self.members))
+        if self.members:
+            _check_member_count(self.level, len(self.members))
+        if self.stripe_size_bytes < 512 or self.stripe_size_bytes % 512:
+            raise ValueError("stripe_size_bytes: must be a positive multiple of 512, got "
+                             f"{self.stripe_size_bytes}")
+        for key in ("queue_depth", "destage_max_inflight"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+        for key in ("controller_cpu_us", "controller_latency_us"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        if self.host_MBps <= 0:
+            raise ValueError(f"host_MBps: must be > 0, got {self.host_MBps}")
+        if self.cache_size_bytes < 0:
+            raise ValueError(f"cache_size_bytes: must be >= 0, got {self.cache_size_bytes}")
+        if self.destage_max_bytes < 512:
+            raise ValueError(f"destage_max_bytes: must be >= 512, got {self.destage_max_bytes}")
+
+
+def _check_member_count(level: int, n: int) -> None:
+    if level == 1 and n < 2:
+        raise ValueError(f"members: RAID 1 needs at least 2 members, got {n}")
+    if level == 10 and (n < 4 or n % 2):
+        raise ValueError(f"members: RAID 10 needs an even number >= 4 of members, got {n}")
+    if level == 0 and n < 1:
+        raise ValueError("members: RAID 0 needs at least 1 member")
+
+
+class _Cmd:
+    """A host command or a destage write fanned out to member commands."""
+
+    __slots__ = ("req", "kind", "remaining", "start", "end")
+
+    def __init__(self, req: IORequest | None, kind: int, start: int = 0, end: int = 0) -> None:
+        self.req = req
+        self.kind = kind
+        self.remaining = 0
+        self.start = start
+        self.end = end
+
+
+class RAID(Device):
+    """RAID 0/1/10 with a controller cache (see module docstring).
+
+    ``RAID(sim, name, cfg, members)``; sets every member's ``on_complete``.
+    """
+
+    kind = "raid"
+
+    def __init__(self, sim: Simulator, name: str, cfg: RAIDConfig = RAIDConfig(),
+                 members: list[Device] | None = None) -> None:
+        members = list(members or [])
+        _check_member_count(cfg.level, len(members))
+        if cfg.members and len(cfg.members) != len(members):
+            raise ValueError(f"members: config names {len(cfg.members)} members, "
+                             f"{len(members)} devices given")
+        stripe = cfg.stripe_size_bytes
+        cap = min(m.capacity_bytes for m in members)
+        if cfg.level == 1:
+            self.groups = [list(range(len(members)))]
+            capacity = cap
+        elif cfg.level == 0:
+            self.groups = [[i] for i in range(len(members))]
+            capacity = len(members) * (cap // stripe) * stripe
+        else:
+            self.groups = [[i, i + 1] for i in range(0, len(members), 2)]
+            capacity = len(self.groups) * (cap // stripe) * stripe
+        super().__init__(sim, name, capacity, cfg.queue_depth, n_servers=1)
+        self.cfg = cfg
+        self.members = members
+        for m in members:
+            m.on_complete = self._member_done
+        n = len(members)
+        self._width = len(self.groups)
+        self._cpu_ns = int(round(cfg.controller_cpu_us * 1000))
+        self._lat_ns = int(round(cfg.controller_latency_us * 1000))
+        self._host_bpns = cfg.host_MBps * 1e6 / 1e9
+        self._cpu_free = 0
+        self._pend_host = [deque() for _ in range(n)]
+        self._pend_destage = [deque() for _ in range(n)]
+        self._outstanding = [0] * n            # at the member or waiting for its queue
+        self._last_end = [0] * n               # where the member's last command ended
+        self.write_back = cfg.write_back and (cfg.battery_backed or cfg.write_back_without_battery)
+        self.cache_volatile = self.write_back and not cfg.battery_backed
+        self.dirty = DirtyExtents()
+        self._destaging: list[_Cmd] = []
+        self._cache_used = 0                   # dirty + being destaged
+        self._cursor = 0
+        self._waiting: deque[tuple[IORequest, int]] = deque()   # writes waiting for room
+        self._drain_flushes: list[IORequest] = []               # volatile write-back
+        self._busy_since = 0
+        # statistics
+        self.cache_write_hit_bytes = 0
+        self.cache_full_waits = 0
+        self.cache_wait_ns = 0
+        self.destage_ops = 0
+        self.destage_bytes = 0
+        self.max_cache_used = 0
+
+    # -- interface ------------------------------------------------------------------------
+    def submit(self, req: IORequest) -> None:
+        now = self.sim.now_ns
+        req.dispatch_ns = now
+        if self.inflight == 0:
+            self._busy_since = now
+        self.inflight += 1
+        t = max(now, self._cpu_free) + self._cpu_ns
+        self._cpu_free = t
+        op = req.op
+        if op == READ:
+            if self._in_cache(req.offset_bytes, req.end_bytes):
+                req.cache_hit = True
+                self.sim.at(t + self._xfer(req.size_bytes) + self._lat_ns, self._done, req)
+            else:
+                self.sim.at(t, self._read, req)
+        elif op == WRITE:
+            if self.write_back and req.size_bytes <= self.cfg.cache_size_bytes:
+                self.sim.at(t, self._cache_write, req)
+            else:
+                self.sim.at(t, self._write_through, req)
+        elif op == FLUSH:
+            if self.write_back and not self.cache_volatile:
+                self.sim.at(t + self._lat_ns, self._done, req)
+            elif self.write_back:
+                self.sim.at(t, self._drain_then_flush, req)
+            else:
+                self.sim.at(t, self._flush_members, req)
+        else:                                  # DISCARD: not passed through
+            self.sim.at(t + self._lat_ns, self._done, req)
+
+    def volatile_bytes(self) -> int:
+        own = self._cache_used if self.cache_volatile else 0
+        return own + sum(m.volatile_bytes() for m in self.members)
+
+    def stats(self) -> dict:
+        s = super().stats()
+        s.update({
+            "cache_write_hit_bytes": self.cache_write_hit_bytes,
+            "cache_full_waits": self.cache_full_waits,
+            "cache_wait_ns": self.cache_wait_ns,
+            "destage_ops": self.destage_ops,
+            "destage_bytes": self.destage_bytes,
+            "cache_dirty_bytes": self._cache_used,
+            "cache_max_used_bytes": self.max_cache_used,
+        })
+        return s
+
+    def member_stats(self) -> dict[str, dict]:
+        """Each member's own ``stats()``, by member name."""
+        return {m.name: m.stats() for m in self.members}
+
+    # -- geometry ---------------------------------------------------------------------------
+    def split(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """``(group, member offset, length)`` pieces of a logical range, pieces that
+        are contiguous on one group merged."""
+        if self.cfg.level == 1:
+            return [(0, start, end - start)]
+        stripe = self.cfg.stripe_size_bytes
+        width = self._width
+        pieces: list[list[int]] = []
+        last: dict[int, int] = {}
+        off = start
+        while off < end:
+            chunk, within = divmod(off, stripe)
+            n = min(end - off, stripe - within)
+            g = chunk % width
+            moff = (chunk // width) * stripe + within
+            k = last.get(g)
+            if k is not None and pieces[k][1] + pieces[k][2] == moff:
+                pieces[k][2] += n
+            else:
+                last[g] = len(pieces)
+                pieces.append([g, moff, n])
+            off += n
+        return [tuple(p) for p in pieces]
+
+    # -- host commands ------------------------------------------------------------------------
+    def _xfer(self, nbytes: int) -> int:
+        return int(nbytes / self._host_bpns)
+
+    def _in_cache(self, start: int, end: int) -> bool:
+        if not self._cache_used:
+            return False
+        if self.dirty.covered(start, end) == end - start:
+            return True
+        return any(c.start <= start and end <= c.end for c in self._destaging)
+
+    def _read(self, req: IORequest) -> None:
+        cmd = _Cmd(req, _HOST)
+        for g, moff, n in self.split(req.offset_bytes, req.end_bytes):
+            m = self._pick_mirror(self.groups[g], moff)
+            self._send(m, IORequest(READ, moff, n, sync=req.sync, issuer=req.issuer), cmd, True)
+
+    def _pick_mirror(self, group: list[int], moff: int) -> int:
+        if len(group) == 1:
+            return group[0]
+        out, last = self._outstanding, self._last_end
+        return min(group, key=lambda i: (out[i], abs(last[i] - moff)))
+
+    def _write_through(self, req: IORequest) -> None:
+        cmd = _Cmd(req, _HOST)
+        for g, moff, n in self.split(req.offset_bytes, req.end_bytes):
+            for m in self.groups[g]:
+                self._send(m, IORequest(WRITE, moff, n, sync=req.sync, fua=req.fua,
+                                        issuer=req.issuer), cmd, True)
+
+    def _flush_members(self, req: IORequest) -> None:
+        cmd = _Cmd(req, _HOST)
+        for m in range(len(self.members)):
+            self._send(m, IORequest(FLUSH, 0, 0), cmd, True)
+
+    def _drain_then_flush(self, req: IORequest) -> None:
+        if self._cache_used:
+            self._drain_flushes.append(req)
+        else:
+            self._flush_members(req)
+
+    def _cache_write(self, req: IORequest) -> None:
+        if self._waiting or self._cache_used + self._need(req) > self.cfg.cache_size_bytes:
+            self.cache_full_waits += 1
+            self._waiting.append((req, self.sim.now_ns))
+            return
+        self._admit(req)
+
+    def _need(self, req: IORequest) -> int:
+        return req.size_bytes - self.dirty.covered(req.offset_bytes, req.end_bytes)
+
+    def _admit(self, req: IORequest) -> None:
+        added = self.dirty.add(req.offset_bytes, req.end_bytes)
+        self.cache_write_hit_bytes += req.size_bytes - added
+        self._cache_used += added
+        if self._cache_used > self.max_cache_used:
+            self.max_cache_used = self._cache_used
+        self.sim.after(self._xfer(req.size_bytes) + self._lat_ns, self._done, req)
+        self._destage()
+
+    def _done(self, req: IORequest) -> None:
+        now = self.sim.now_ns
+        req.done_ns = now
+        self.inflight -= 1
+        if self.inflight == 0:
+            self.busy_ns += now - self._busy_since
+        self.completed[req.op] += 1
+        self.bytes_done[req.op] += req.size_bytes
+        if req.cache_hit:
+            self.cache_hits += 1
+        self.on_complete(req)
+
+    # -- destage --------------------------------------------------------------------------------
+    def _destage(self) -> None:
+        cfg = self.cfg
+        while len(self._destaging) < cfg.destage_max_inflight and self.dirty.bytes:
+            s, e = self.dirty.take(self._cursor, cfg.destage_max_bytes)
+            self._cursor = e
+            cmd = _Cmd(None, _DESTAGE, s, e)
+            self._destaging.append(cmd)
+            self.destage_ops += 1
+            self.destage_bytes += e - s
+            for g, moff, n in self.split(s, e):
+                for m in self.groups[g]:
+                    self._send(m, IORequest(WRITE, moff, n, sync=False), cmd, False)
+
+    def _destaged(self, cmd: _Cmd) -> None:
+        self._destaging.remove(cmd)
+        self._cache_used -= cmd.end - cmd.start
+        now = self.sim.now_ns
+        waiting = self._waiting
+        while waiting:
+            req, since = waiting[0]
+            if self._cache_used + self._need(req) > self.cfg.cache_size_bytes:
+                break
+            waiting.popleft()
+            self.cache_wait_ns += now - since
+            self._admit(req)
+        self._destage()
+        if self._drain_flushes and not self._cache_used:
+            flushes, self._drain_flushes = self._drain_flushes, []
+            for req in flushes:
+                self._flush_members(req)
+
+    # -- members ----------------------------------------------------------------------------------
+    def _send(self, m: int, child: IORequest, cmd: _Cmd, host: bool) -> None:
+        cmd.remaining += 1
+        child.tag = (cmd, m)
+        self._outstanding[m] += 1
+        if child.op != FLUSH:
+            self._last_end[m] = child.end_bytes
+        member = self.members[m]
+        pend = self._pend_host[m] if host else self._pend_destage[m]
+        if member.can_accept() and not self._pend_host[m] and not self._pend_destage[m]:
+            member.submit(child)
+        else:
+            pend.append(child)
+
+    def _member_done(self, child: IORequest) -> None:
+        cmd, m = child.tag
+        self._outstanding[m] -= 1
+        member = self.members[m]
+        ph, pd = self._pend_host[m], self._pend_destage[m]
+        while (ph or pd) and member.can_accept():
+            member.submit(ph.popleft() if ph else pd.popleft())
+        cmd.remaining -= 1
+        if cmd.remaining:
+            return
+        if cmd.kind == _DESTAGE:
+            self._destaged(cmd)
+        else:
+            self.sim.after(self._lat_ns, self._done, cmd.req)
+
