@@ -10,8 +10,11 @@ Insert patterns (``insert_pattern``):
 
 - ``sequential``: an AUTO_INCREMENT primary key; every row goes to the last leaf.
 - ``random``: uniformly random primary keys (UUID-like).
-- ``user_object``: a primary key (user_id, object_id) with rows arriving in time
-  order. Users appear over time with increasing ids (one new user per
+- ``user_object``: a primary key (user_id, object_id). The first
+  ``loaded_share`` of the file is a load in key order (a restore from a logical
+  backup, a shard copy): users one after another, each with a geometric number of
+  rows of mean ``rows_per_user`` - compact, leaves in file order. Then rows arrive in
+  time order. Users appear over time with increasing ids (one new user per
   ``rows_per_user`` rows on average) and write in sessions of ``session_rows`` rows
   (geometric). A session belongs to a new user, to one of the recently joined users
   (age in users exponential with mean ``hot_users``), or - with probability
@@ -70,8 +73,8 @@ class TableConfig:
       transaction id / roll pointer included.
     - ``pk_bytes``: primary key size (node pointers and secondary entries carry it).
     - ``insert_pattern``: user_object | sequential | random.
-    - ``rows_per_user``, ``session_rows``, ``hot_users``, ``old_user_share``: the
-      user_object history (module docstring).
+    - ``loaded_share``, ``rows_per_user``, ``session_rows``, ``hot_users``,
+      ``old_user_share``: the user_object history (module docstring).
     - ``secondary_indexes``, ``secondary_key_bytes``, ``secondary_pattern``.
     """
 
@@ -79,6 +82,7 @@ class TableConfig:
     row_bytes: int = 200
     pk_bytes: int = 16
     insert_pattern: str = "user_object"
+    loaded_share: float = 0.0
     rows_per_user: float = 400.0
     session_rows: float = 8.0
     hot_users: float = 64.0
@@ -108,6 +112,8 @@ class TableConfig:
                              f"got {self.rows_per_user}")
         if self.hot_users <= 0:
             raise ValueError(f"hot_users: must be > 0, got {self.hot_users}")
+        if not 0 <= self.loaded_share < 1:
+            raise ValueError(f"loaded_share: must be in [0, 1), got {self.loaded_share}")
         if not 0 <= self.old_user_share <= 1:
             raise ValueError(f"old_user_share: must be in [0, 1], got {self.old_user_share}")
         if not 0 <= self.secondary_indexes <= 16:
@@ -212,6 +218,15 @@ def build_table(cfg: TableConfig, rng: np.random.Generator, scale: float = 1.0) 
                   max_users + 2 * max_pages + 1000)
     seed_build(int(rng.integers(2**31 - 1)))
     n_users = 0
+    if modes[0] == MODE_RUNS and cfg.loaded_share > 0:
+        loaded = max(EXTENT_PAGES, int(target * cfg.loaded_share))
+        while M[H_SIZE] < loaded:
+            lens = rng.geometric(1.0 / cfg.rows_per_user, _CHUNK_SESSIONS).astype(np.int32)
+            users = np.arange(n_users, n_users + len(lens), dtype=np.int32)
+            done = insert_sessions(M, users, lens, loaded, max_rows)
+            if done < 0 or n_users + done > max_users:
+                raise RuntimeError("table build: state array too small (internal sizing error)")
+            n_users += done
     while M[H_SIZE] < target and M[C_ROWS] < max_rows:
         if modes[0] == MODE_RUNS:
             users, lens, n_users = _user_sessions(cfg, rng, _CHUNK_SESSIONS, n_users)

@@ -139,8 +139,14 @@ def init_space(M: np.ndarray, base: int, max_pages: int, n_segments: int) -> int
     ls[:, LS_FIRST:LS_LAST + 1] = -1
     M[H_MAX_PAGES] = max_pages
     M[H_SIZE] = EXTENT_PAGES
-    M[H_FREE_LIMIT] = 0
-    fsp_fill_free_list(M)
+    # fsp_header_init -> fsp_fill_free_list(init_space=TRUE): only extent 0, which
+    # holds the descriptor and bitmap pages, goes on FSP_FREE_FRAG
+    M[H_FREE_LIMIT] = EXTENT_PAGES
+    set_owner(M, 0, OWNER_SYSTEM)
+    set_owner(M, 1, OWNER_SYSTEM)
+    set_xd(M, 0, X_STATE, XDES_FREE_FRAG)
+    set_xd(M, 0, X_NUSED, 2)
+    flst_add_last(M, L_FSP_FREE_FRAG, 0)
     fsp_alloc_free_page(M, 2)
     return end
 
