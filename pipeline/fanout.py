@@ -49,7 +49,8 @@ def init_ray(cfg: RayConfig) -> bool:
             runtime_env["py_modules"] = [models, pipeline]
         kw["address"] = address
     else:
-        kw.update(include_dashboard=cfg.include_dashboard,
+        # address="local": always a new instance, never one left by `ray start`
+        kw.update(address="local", include_dashboard=cfg.include_dashboard,
                   num_cpus=cfg.num_cpus or os.cpu_count() or 1,
                   object_store_memory=int(cfg.object_store_memory_mb) * 2**20)
     if runtime_env:

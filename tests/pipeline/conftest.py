@@ -15,7 +15,7 @@ def ray_session():
 
     started = False
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20,
+        ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20,
                  log_to_driver=False, logging_level=logging.ERROR)
         started = True
     yield ray
