@@ -248,19 +248,20 @@ class BufferPool:
         self._insert(page)
         ev.succeed(page)
 
-    def read_async(self, pages, pages_per_submit: int = 1) -> Event | None:
+    def read_async(self, pages, pages_per_submit: int = 1) -> tuple[int, Event | None]:
         """Asynchronous reads of the pages not already in the pool or being read, in
-        the given order; ``pages_per_submit`` requests per ``io_submit()``. Returns
-        None when every read was submitted, else an Event the submitting thread waits
-        on (no free aio slot) that fires once the last one is submitted."""
+        the given order; ``pages_per_submit`` requests per ``io_submit()``. Returns the
+        number of reads requested and None when every one was submitted, else an
+        Event the submitting thread waits on (no free aio slot) that fires once the
+        last one is submitted."""
         todo = [p for p in pages if not self.peek(p)]
         if not todo:
-            return None
+            return 0, None
         call = _Submit(len(todo), Event(self.sim), max(1, int(pages_per_submit)))
         for p in todo:
             self.backlog.append((int(p), call))
         self._submit_backlog()
-        return None if call.left == 0 else call.event
+        return len(todo), (None if call.left == 0 else call.event)
 
     def _submit_backlog(self) -> None:
         backlog = self.backlog

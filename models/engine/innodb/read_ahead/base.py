@@ -120,10 +120,8 @@ class ReadAhead:
 
     def _read(self, pages):
         """Asynchronous reads of ``pages`` (not already in the pool)."""
-        bp = self.ctx.bp
-        before = bp.async_reads
-        ev = bp.read_async(pages, self.ctx.cfg.aio_pages_per_submit)
-        self.pages_requested += bp.async_reads - before
+        n, ev = self.ctx.bp.read_async(pages, self.ctx.cfg.aio_pages_per_submit)
+        self.pages_requested += n
         self.triggers += 1
         return ev
 
