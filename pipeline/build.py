@@ -2,8 +2,9 @@
 
 The stack: devices (members before the arrays that use them), one Linux block queue
 (``models.block.BlockQueue``) on every top-level device - a device that is no RAID
-member, i.e. what the host sees as ``/dev/<name>`` - and the workload on the queue its
-``filename`` names.
+member, i.e. what the host sees as ``/dev/<name>`` - with the ``block`` settings or
+the device's own ``queue`` overrides, and the workload on the queue its ``filename``
+names.
 
 Randomness: one ``numpy.random.SeedSequence`` per run from ``run.seed``; every
 component gets its own child stream keyed by its config path (``device.hdd0``,
@@ -73,11 +74,13 @@ def build(spec: RunSpec) -> Stack:
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}", ex) from None
     queues = {}
-    for name in spec.top_level:
+    for d in spec.devices:
+        if d.queue is None:
+            continue
         try:
-            queues[name] = BlockQueue(sim, devices[name], spec.block, name=name)
+            queues[d.name] = BlockQueue(sim, devices[d.name], d.queue, name=d.name)
         except ValueError as ex:
-            raise from_value_error("block", ex) from None
+            raise from_value_error(f"device.{d.name}.queue", ex) from None
     wl = spec.workload
     target = str(wl.extras.get("filename", spec.top_level[0])).removeprefix("/dev/")
     try:

@@ -8,8 +8,11 @@ Validation, component by component, so every error names its full key:
   are merged into that class's structured schema (unknown key, wrong type) and
   converted (range checks). Devices named in a RAID's ``members`` must exist, be
   distinct, not be the RAID itself, belong to at most one array, and form no cycle.
+- ``device.<name>.queue``: optional per-device request-queue settings
+  (``/sys/block/<name>/queue``) over the ``block`` defaults; only a top-level device
+  (one that is no RAID member) has a queue.
 - ``workload``: the same with the workload registry; ``filename`` must name a
-  top-level block device (one that is no RAID member).
+  top-level block device.
 
 The ``RunSpec`` carries the validated model configs, the flattened parameters (the
 columns of the summary row) and their hash. ``pipeline.build`` then constructs the
@@ -41,6 +44,7 @@ class DeviceSpec:
     config: Any
     members: tuple[str, ...] = ()
     preset: str | None = None
+    queue: BlockConfig | None = None   # top-level devices: the effective queue settings
 
 
 @dataclass(frozen=True)
@@ -153,17 +157,20 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
 
 
 # -- devices -------------------------------------------------------------------------------
-def _devices(raw: dict) -> tuple[DeviceSpec, ...]:
+def _devices(raw: dict, block: dict) -> tuple[DeviceSpec, ...]:
     if not raw:
         raise ConfigError("device", "no devices configured")
     specs = {}
+    queues = {}
     for name, entry in raw.items():
         if not str(name).isidentifier():
             raise ConfigError(f"device.{name}", "device names must be identifiers (sda, hdd0)")
-        typ, cfg, taken = _typed_entry(entry, registry.DEVICES, f"device.{name}")
+        typ, cfg, taken = _typed_entry(entry, registry.DEVICES, f"device.{name}",
+                                       extras={"queue": None})
         field = registry.DEVICES[typ].members_field
         members = tuple(getattr(cfg, field)) if field else ()
         specs[name] = DeviceSpec(name, typ, cfg, members, taken.get("preset"))
+        queues[name] = taken.get("queue")
 
     owner: dict[str, str] = {}
     for d in specs.values():
@@ -195,6 +202,18 @@ def _devices(raw: dict) -> tuple[DeviceSpec, ...]:
 
     for n in specs:
         visit(n, ())
+
+    for n, d in specs.items():
+        over = queues[n]
+        if n in owner:
+            if over is not None:
+                raise ConfigError(f"device.{n}.queue", f"{n!r} is a member of {owner[n]!r}, "
+                                  "not a block device: it has no request queue")
+            continue
+        if over is not None and not isinstance(over, dict):
+            raise ConfigError(f"device.{n}.queue", f"expected a mapping, got {over!r}")
+        merged = {**block, **(over or {})}
+        specs[n] = dataclasses.replace(d, queue=_to_object(merged, BlockConfig, f"device.{n}.queue"))
     return tuple(specs[n] for n in order)
 
 
@@ -234,6 +253,8 @@ def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSp
         p[f"device.{d.name}.type"] = d.type
         p[f"device.{d.name}.preset"] = d.preset
         flatten_config(f"device.{d.name}", d.config, p)
+        if d.queue is not None:
+            flatten_config(f"device.{d.name}.queue", d.queue, p)
     flatten_config("block", block, p)
     p["workload.type"] = workload.type
     for k, v in sorted(workload.extras.items()):
@@ -256,8 +277,9 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
             raise ConfigError(str(key), "unknown top-level key")
     run = _to_object(_container(cfg, "run"), RunConfig, "run")
     results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
-    block = _to_object(_container(cfg, "block"), BlockConfig, "block")
-    devices = _devices(_container(cfg, "device") or {})
+    block_raw = _container(cfg, "block") or {}
+    block = _to_object(block_raw, BlockConfig, "block")
+    devices = _devices(_container(cfg, "device") or {}, dict(block_raw))
 
     wl_raw = _container(cfg, "workload") or {}
     if not wl_raw:

@@ -148,3 +148,28 @@ def test_sink_leaves_no_partial_file_on_failure(tmp_path):
     with pytest.raises(Exception):
         write_table(tmp_path / "summary.parquet", "not a table")  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+# -- per-device request queues ---------------------------------------------------------
+def test_device_queue_overrides_the_block_defaults(fake_devices):
+    devices = {"sda": {"type": "disk", "queue": {"scheduler": "deadline", "nr_requests": 100000}},
+               "sdb": {"type": "disk"}}
+    spec = validate(_cfg(devices))
+    q = {d.name: d.queue for d in spec.devices}
+    assert (q["sda"].scheduler, q["sda"].nr_requests) == ("deadline", 100000)
+    assert (q["sdb"].scheduler, q["sdb"].nr_requests) == ("noop", 128)   # the block defaults
+    assert spec.params["device.sda.queue.nr_requests"] == 100000
+    assert spec.params["device.sdb.queue.scheduler"] == "noop"
+    assert spec.params["block.nr_requests"] == 128
+
+
+@pytest.mark.parametrize("devices,key", [
+    ({"sda": {"type": "disk", "queue": {"nr_requests": 0}}}, "device.sda.queue.nr_requests"),
+    ({"sda": {"type": "disk", "queue": {"elevator": "noop"}}}, "device.sda.queue.elevator"),
+    ({"sda": {"type": "array", "members": ["d0"]}, "d0": {"type": "disk", "queue": {"nr_requests": 4}}},
+     "device.d0.queue"),
+])
+def test_device_queue_errors_name_the_key(fake_devices, devices, key):
+    with pytest.raises(ConfigError) as ei:
+        validate(_cfg(devices))
+    assert ei.value.key == key
