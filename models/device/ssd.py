@@ -201,6 +201,8 @@ class SSD(Device):
         self.cache_full_waits = 0
         self.cache_wait_ns = 0
         self.flush_ns_total = 0
+        self._busy_since = 0
+        self._busy_total = 0         # time with a command outstanding (%util)
         self._precondition(rng)
         self._counters0 = self.ftl.counters.copy()
 
@@ -220,11 +222,17 @@ class SSD(Device):
     def submit(self, req: IORequest) -> None:
         if req.op == FLUSH:
             self._flush_pending = True
+        elif req.offset_bytes < 0 or req.end_bytes > self.capacity_bytes:
+            raise ValueError(f"{self.name}: {req} outside the drive's {self.capacity_bytes} bytes")
+        if not self.inflight:
+            self._busy_since = self.sim.now_ns
         super().submit(req)
 
     def _finish(self, req: IORequest) -> None:
         if req.op == FLUSH:
             self._flush_pending = False
+        if self.inflight == 1:
+            self._busy_total += self.sim.now_ns - self._busy_since
         super()._finish(req)
 
     def volatile_bytes(self) -> int:
@@ -295,6 +303,7 @@ class SSD(Device):
         last = req.end_bytes // page
         if last > first:
             K.trim(self._i32, self._i64, first, last - first)
+            self._meta_dirty = True
         return t
 
     # -- statistics -----------------------------------------------------------------------
@@ -304,6 +313,7 @@ class SSD(Device):
         host = int(c[K.C_HOST_PAGES])
         gc = int(c[K.C_GC_PAGES])
         s.update({
+            "busy_ns": self._busy_total,
             "flash_pages_written_host": host,
             "flash_pages_written_gc": gc,
             "flash_pages_read": int(c[K.C_READ_PAGES]),

@@ -59,3 +59,10 @@ def test_out_of_range_is_an_error():
     dev = RAM(sim, "ram0", RAMConfig(capacity_bytes=2**20))
     with pytest.raises(ValueError, match="outside"):
         _trace(dev, sim, [IORequest(WRITE, 2**20, 4096)])
+
+
+def test_busy_time_counts_overlapping_commands_once():
+    sim = Simulator()
+    dev = RAM(sim, "ram0", RAMConfig(op_latency_us=1.0, bandwidth_MBps=4096))
+    _trace(dev, sim, [IORequest(WRITE, 0, 4096), IORequest(READ, 0, 4096)])
+    assert dev.stats()["busy_ns"] == 3000

@@ -275,3 +275,20 @@ def test_x25e_flush_is_tens_of_ms_cached_write_a_tenth(x25e):
     assert 25 < with_barriers < 100
     assert without > 5_000
     assert without / with_barriers > 50
+
+
+def test_busy_time_is_time_with_a_command_outstanding():
+    sim = Simulator()
+    dev = SSD(sim, "ssd0", SIMPLE)
+    dev.on_complete = lambda r: None
+    dev.submit(IORequest(READ, 0, 4096))
+    dev.submit(IORequest(READ, 4096, 4096))       # overlaps the first on the other die
+    sim.run()
+    assert dev.stats()["busy_ns"] == sim.now_ns < 2 * 140 * US
+
+
+def test_out_of_range_command_is_an_error():
+    sim = Simulator()
+    dev = SSD(sim, "ssd0", SIMPLE)
+    with pytest.raises(ValueError, match="outside"):
+        dev.submit(IORequest(READ, SIMPLE.capacity_bytes - 4096, 8192))
