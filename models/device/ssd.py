@@ -1,6 +1,6 @@
 """A SATA flash SSD: NCQ command queue, a controller that processes commands one at a
 time, a small volatile DRAM/SRAM write buffer, FLUSH, and flash dies behind channels
-with a page-mapped FTL (``ssd_ftl.py``).
+with a page-mapped FTL (``ssd_ftl.py``; compiled kernels in ``ssd_kernels.py``).
 
 Modelled, per command (all reservations in command arrival order, integer ns):
 
@@ -10,10 +10,11 @@ Modelled, per command (all reservations in command arrival order, integer ns):
 - Host link (SATA 3 Gb/s = 300 MB/s after 8b/10b): one transfer at a time, shared by
   reads and writes. A read's data starts to flow as soon as its first page is in the
   controller and ends no earlier than the last page's arrival plus its own transfer.
-- Flash (``ssd_ftl``): ``channels`` x ``dies_per_channel`` dies, tR / tPROG / tBERS,
-  the channel transfer rate, static LPN striping over dies, greedy GC. Internal
-  parallelism is therefore explicit per die and channel, not ``n_servers``; sequential
-  and random ceilings, and the write amplification of random writes, emerge from it.
+- Flash (``ssd_ftl``, ``ssd_kernels``): ``channels`` x ``dies_per_channel`` dies,
+  tR / tPROG / tBERS, the channel transfer rate, writes placed on the die that can
+  take them first, greedy GC with over-provisioning. Internal parallelism is
+  therefore explicit per die and channel, not ``n_servers``; sequential and random
+  ceilings, and the write amplification of random writes, emerge from it.
 - Write cache (WCE on): a write completes when its data is in the buffer (command
   overhead + link transfer); its pages are programmed in the background right away.
   When the buffer (``write_cache_bytes``) is full, the data transfer waits until
@@ -22,7 +23,8 @@ Modelled, per command (all reservations in command arrival order, integer ns):
 - FLUSH CACHE (non-queued ATA command): the host drains the NCQ queue first, so the
   flush starts once every accepted command is done; it waits for the buffer to be
   programmed, then commits the FTL metadata (``flush_metadata_pages`` pages
-  programmed serially on one die) if anything was written since the last flush. No new
+  programmed one after another on the die free first) if anything was written or
+  trimmed since the last flush. No new
   command is accepted while it runs. A flush with nothing written costs only its
   command overhead. ``nobarrier`` is the filesystem's business: it never sends FLUSH.
 - ``volatile_bytes()``: acknowledged write data still only in the buffer. Programmed
@@ -33,16 +35,18 @@ Modelled, per command (all reservations in command arrival order, integer ns):
   nothing mapped; reads of unwritten pages return zeros without touching flash),
   ``sequential`` (written once in order) or ``random`` (the steady state after
   uniform random page overwrites, where GC victims still hold most of their pages:
-  data-sheet random-write conditions). ``precondition_span_fraction`` is the share of
-  the LBA space (from LBA 0) ever written; the rest is unmapped, which acts as extra
-  spare area (a 9.5 GB database on a 64 GB drive that was secure-erased first sees
-  far less write amplification than one on a drive written end to end).
+  data-sheet random-write conditions; seeded by the run's ``rng`` when the builder
+  passes one, else by ``precondition_seed``). ``precondition_span_fraction`` is the
+  share of the LBA space (from LBA 0) ever written; the rest is unmapped, which acts
+  as extra spare area (a 9.5 GB database on a 64 GB drive that was secure-erased
+  first sees far less write amplification than one on a drive written end to end).
 
-Default config: Intel X25-E 64 GB (SSDSA2SH064G1, 50 nm SLC, SATA 3 Gb/s). Data
-sheet (Intel order no. 319984): sequential read 250 MB/s, sequential write 170 MB/s,
-4 KB random read 35,000 IOPS, 4 KB random write 3,300 IOPS, latency read 75 us /
-write 85 us (512 B, QD1), 10 channels, NCQ 32. Flash timings are typical 50 nm SLC
-NAND figures (tR 25 us, tPROG 250 us, tBERS 1.5 ms, 4 KB pages, 64-page blocks).
+Default config: Intel X25-E 64 GB (SSDSA2SH064G1, 50 nm SLC, SATA 3 Gb/s). Data sheet
+(Intel X25-E SATA SSD product manual): sequential read 250 MB/s, sequential write
+170 MB/s, 4 KB random read 35,000 IOPS, 4 KB random write 3,300 IOPS, latency read
+75 us / write 85 us (512 B, QD1), 10 channels, NCQ 32. Flash timings are typical
+50 nm SLC NAND figures (tR 25 us, tPROG 250 us, tBERS 1.5 ms, 4 KB pages, 64-page
+blocks).
 
 Deliberately not modelled: read hits on data still in the write buffer (reads queue
 behind the programs at the die instead), read priority over buffered programs,
