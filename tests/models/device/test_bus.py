@@ -2,8 +2,6 @@
 its bandwidth (two SSDs capped at the link; a RAID over disks behind an expander)."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from models.device.bus import Bus, BusConfig

@@ -3,8 +3,6 @@ battery-backed write-back cache (cache speed until full, then destage speed), th
 write-through fallback, and the acceptance test on two real 15k RPM disks."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
