@@ -30,7 +30,11 @@ mapping (DiskSim parameter -> field) is:
   controller's Bulk sector transfer time in the .parv; DiskSim takes the maximum).
 - ``cache_segments`` <- Number of buffer segments, ``cache_segment_bytes`` <- Segment
   size (in blks) * 512, ``read_ahead_max_bytes`` <- Maximum read-ahead (blks) * 512
-  (0 when Buffer continuous read = 0), ``read_ahead_min_bytes`` <- Minimum read-ahead.
+  (0 when Buffer continuous read = 0), ``read_ahead_min_bytes`` <- Minimum read-ahead,
+  ``read_ahead_scheme`` <- Buffer continuous read (1 track, 2 cylinder, 3 bytes,
+  4 track_stream), ``read_ahead_window_hits`` <- Allow almost read hits,
+  ``read_ahead_on_idle_hit`` <- Read-ahead on idle hit. "Read-ahead over requested"
+  only matters with a maximum read-ahead of 0 and read-ahead on (none of these drives).
 - ``write_cache`` <- Fast write level >= 1. Level 2 is write-back for every write;
   level 1 only while the write appends to the dirty segment or nothing else is
   queued (disksim_disk.c LIMITED_FASTWRITE), which at Max queue length 1 is every
@@ -57,6 +61,9 @@ from .disksim import (DATA_DIR, DRIVES, DiskSpec, hpl_seek_ms, read_diskspecs,
                       zone_lbn_counts)
 
 REPO = Path(__file__).resolve().parent.parent
+#: DiskSim "Buffer continuous read" -> HDDConfig.read_ahead_scheme (0 = no read-ahead:
+#: read_ahead_max_bytes is 0)
+CONTREAD_SCHEMES = {0: "bytes", 1: "track", 2: "cylinder", 3: "bytes", 4: "track_stream"}
 CONF_DIR = REPO / "conf" / "device"
 
 
@@ -114,6 +121,8 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         raise ValueError(f"{spec.name}: no transfer time on the disk, bus or controller")
     seg_bytes = int(p["Segment size (in blks)"]) * 512
     contread = int(p.get("Buffer continuous read", 0))
+    if contread not in CONTREAD_SCHEMES:
+        raise ValueError(f"{spec.name}: Buffer continuous read {contread} not supported")
     ra_max = int(p.get("Maximum read-ahead (blks)", 0)) * 512 if contread else 0
     ra_min = min(int(p.get("Minimum read-ahead (blks)", 0)) * 512, ra_max)
     fast = int(p.get("Fast write level", 0))
@@ -154,6 +163,9 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "cache_segment_bytes": seg_bytes,
         "read_ahead_max_bytes": min(ra_max, seg_bytes),
         "read_ahead_min_bytes": ra_min,
+        "read_ahead_scheme": CONTREAD_SCHEMES[contread],
+        "read_ahead_window_hits": bool(int(p.get("Allow almost read hits", 0))),
+        "read_ahead_on_idle_hit": bool(int(p.get("Read-ahead on idle hit", 0))),
         "write_cache": fast >= 1,
         "write_cache_bytes": int(p.get("Maximum number of write segments", 1)) * seg_bytes,
         "queue_depth": max(1, int(p.get("Max queue length", 1))),
@@ -187,13 +199,13 @@ def unmapped(spec: DiskSpec) -> list[str]:
         out.append("Fast write level 1: write-back only while the write appends to the dirty "
                    "segment or nothing else is queued (imported as write_cache: true; the "
                    "difference shows only with a queue depth above 1)")
-    contread = int(p.get("Buffer continuous read", 0))
-    if contread not in (0, 3):
-        out.append(f"Buffer continuous read {contread} (1 track end, 2 cylinder end, 4 one "
-                   "track ahead of a detected stream); the model reads ahead up to the max")
-    for key in ("Read any free blocks", "Read-ahead on idle hit", "Stop prefetch in sector",
+    if (int(p.get("Buffer continuous read", 0)) in (1, 2, 3) and int(p.get("Read-ahead over requested", 0)) != 1
+            and not int(p.get("Maximum read-ahead (blks)", 0))):
+        out.append("Read-ahead over requested with a maximum read-ahead of 0 (read-ahead "
+                   "sized by the segment)")
+    for key in ("Read any free blocks", "Stop prefetch in sector",
                 "Use separate write segment", "Hold bus entire read xfer",
-                "Read-ahead over requested", "Immediate buffer read", "Extra write disconnect"):
+                "Immediate buffer read", "Extra write disconnect"):
         if int(p.get(key, 0)):
             out.append(f"{key} = {p[key]}")
     for key in ("Read completion overhead", "Write completion overhead",

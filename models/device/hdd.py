@@ -16,9 +16,10 @@ mechanisms):
   flush; optionally different after a write, as DiskSim has them), the host
   interface rate (a read's data leaves the drive as it comes off
   the media; a write's data arrives before it is written).
-- Buffer: ``cache_segments`` segments of ``cache_segment_bytes``; after a media read
-  the drive keeps reading ahead (up to ``read_ahead_max_bytes``) for as long as no
-  other command needs the arm, so sequential and near-sequential reads hit the
+- Buffer: ``cache_segments`` circular segments of ``cache_segment_bytes``; after a
+  media read the drive keeps reading ahead (``read_ahead_scheme``: a number of bytes,
+  to the track or cylinder end, or DiskSim's DEC track-stream scheme) for as long as
+  no other command needs the arm, so sequential and near-sequential reads hit the
   buffer, and a read that lands in the stream being read ahead waits only for its
   sectors to come off the platter.
 - Write cache (WCE): writes complete once in the buffer (up to
@@ -45,8 +46,8 @@ from dataclasses import dataclass, fields
 from ..sim import Simulator
 from .base import Device
 from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
-from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, build_state,
-                       spt_for_rate, synthetic_zones)
+from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, RA_SCHEMES,
+                       build_state, spt_for_rate, synthetic_zones)
 from .request import WRITE, IORequest
 
 SECTOR_BYTES = 512  # also models.device.request.SECTOR_BYTES
@@ -137,6 +138,22 @@ class HDDConfig:
         no other command needs the arm [Maximum read-ahead (blks) * 512]; 0 = off.
       - ``read_ahead_min_bytes``: read ahead even when another command is waiting
         [Minimum read-ahead (blks) * 512].
+      - ``read_ahead_scheme``: where read-ahead stops [Buffer continuous read]:
+        ``"bytes"`` ``read_ahead_max_bytes`` past the read (3); ``"track"`` / ``"cylinder"``
+        the same but not beyond the end of the track / cylinder the read ended on
+        (1 / 2); ``"track_stream"`` to the end of the track holding the sector after
+        the read, one track further when the segment already held sectors from
+        before that track, i.e. a sequential stream (4, DiskSim's DEC prefetch
+        scheme; ``read_ahead_max_bytes`` is not used). In every scheme the segment is
+        circular: it keeps the last ``cache_segment_bytes`` read, so a long read-ahead
+        scrolls the sectors just after the read out of a small segment.
+      - ``read_ahead_window_hits``: a read starting in the part of the read-ahead
+        window not yet read waits for its sectors (True) or is a miss that stops the
+        read-ahead and repositions (False) [Allow almost read hits = 0: only sectors
+        already in the buffer hit].
+      - ``read_ahead_on_idle_hit``: a read served from a segment whose read-ahead had
+        ended starts reading ahead again from the segment's end [Read-ahead on idle
+        hit].
       - ``write_cache``: WCE bit, volatile write-back caching [Fast write level > 0].
       - ``write_cache_bytes``: most dirty bytes held before writes must wait for
         destage; 0 = cache_segments * cache_segment_bytes [Maximum number of write
@@ -175,6 +192,9 @@ class HDDConfig:
     cache_segment_bytes: int = 0
     read_ahead_max_bytes: int = 0
     read_ahead_min_bytes: int = 0
+    read_ahead_scheme: str = "bytes"
+    read_ahead_window_hits: bool = True
+    read_ahead_on_idle_hit: bool = True
     write_cache: bool = False
     write_cache_bytes: int = 0
     queue_depth: int = 1
@@ -241,6 +261,11 @@ class HDDConfig:
             raise ValueError("read_ahead_min_bytes: exceeds read_ahead_max_bytes")
         if self.read_ahead_max_bytes and self.read_ahead_max_bytes > self.cache_segment_bytes:
             raise ValueError("read_ahead_max_bytes: exceeds cache_segment_bytes")
+        if self.read_ahead_scheme not in RA_SCHEMES:
+            raise ValueError(f"read_ahead_scheme: must be one of {sorted(RA_SCHEMES)}, "
+                             f"got {self.read_ahead_scheme!r}")
+        if self.read_ahead_scheme == "track_stream" and not self.cache_segment_bytes:
+            raise ValueError("read_ahead_scheme: 'track_stream' needs cache_segment_bytes > 0")
         if self.queue_depth < 1:
             raise ValueError(f"queue_depth: must be >= 1, got {self.queue_depth}")
         if self.scheduler not in ("sptf", "fifo"):

@@ -5,13 +5,22 @@ Modelled:
 - Buffer segments hold LBA ranges that were read or written (LRU replacement). A
   read wholly inside one is a hit: controller overhead plus interface transfer.
 - Read-ahead: after a media read the head keeps reading the following sectors into a
-  segment (up to ``read_ahead_max_bytes`` past the last sector the host asked for)
-  until the arm is needed for another command. The stream is not simulated sector by
-  sector: its anchor (sector, start time) and the layout give the position at any
-  time. A read that starts inside the stream's window is served as the sectors come
-  off the platter, and extends the window; a stream that reached its window's end
-  pauses and resumes (after a rotational wait) when a hit extends the window again.
-  ``read_ahead_min_bytes`` are read even if another command is waiting.
+  segment until the arm is needed for another command (a new command stops it on
+  arrival) or the scheme's stop is reached (disksim_diskcache.c
+  disk_buffer_get_max_readahead): ``read_ahead_max_bytes`` past the read, no further
+  than the track or cylinder end, or DiskSim's DEC scheme - to the end of the track
+  holding the next sector, one track more once the segment already held sectors from
+  an earlier track. The segment is circular: it keeps the last ``cache_segment_bytes``
+  read, so a read-ahead longer than the segment scrolls the sectors just after the
+  read out again. The stream is not simulated sector by sector: its anchor (sector,
+  start time) and the layout give the position at any time. A read whose first
+  sector is in the segment hits and waits for any later sectors as they come off the
+  platter (its stop moves on, as a hit extends DiskSim's read-ahead target); with
+  ``read_ahead_window_hits`` a read starting in the part of the window not yet read
+  hits as well. A stream that reached its stop pauses; a hit resumes it (after a
+  rotational wait) only when it needs sectors beyond the stop or with
+  ``read_ahead_on_idle_hit``, which also restarts read-ahead after a hit on a stopped
+  segment. ``read_ahead_min_bytes`` are read even if another command is waiting.
 - Write cache (WCE): writes complete once transferred into the buffer; dirty extents
   (sequential writes coalesce) are destaged oldest-window SPTF (the drive considers
   the ``P_DWIN`` oldest extents) when the drive is idle, when a write does not fit
@@ -32,7 +41,9 @@ import math
 import numba
 
 from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
-                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, LAST_WRITE,
+                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_EXT,
+                       RA_CYLINDER, RA_TRACK, RA_TRACK_STREAM, X_IDLE_HIT, X_RA_SCHEME,
+                       X_WINDOW_HITS, cylinder_end, track_span,
                        OVH_AFTER_READ, OVH_AFTER_WRITE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
                        OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
                        P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
@@ -137,11 +148,50 @@ def stream_stop(S, t):
 
 
 @numba.njit(cache=True)
+def ra_stop(S, lo, a, b):
+    """Where read-ahead after a read of [a, b) stops, for a segment holding sectors
+    from ``lo`` on (disksim_diskcache.c: disk_buffer_get_max_readahead)."""
+    nsect = S[P_NSECT]
+    if b >= nsect:
+        return nsect
+    scheme = S[int(S[O_EXT]) + X_RA_SCHEME]
+    if scheme == RA_TRACK_STREAM:
+        # to the end of the track holding b, one track further when the segment
+        # already held sectors from before that track (a sequential stream)
+        first, end = track_span(S, b)
+        if lo < first:
+            c, h, s, spt, ang = locate(S, a)
+            end += spt
+        return min(end, nsect)
+    stop = b + S[P_RAMAX]
+    if scheme == RA_TRACK:
+        first, end = track_span(S, b - 1)
+        stop = min(stop, end)
+    elif scheme == RA_CYLINDER:
+        stop = min(stop, cylinder_end(S, b - 1))
+    return min(stop, nsect)
+
+
+@numba.njit(cache=True)
+def stream_begin(S, k, lo, x, t_x, stop, min_stop):
+    """Read ahead into segment k (holding [lo, x)) from sector ``x``, which starts
+    under the head at ``t_x``, up to ``stop``."""
+    S[ST_ON] = 1.0
+    S[ST_SEG] = k
+    S[ST_LO] = lo
+    S[ST_LBA] = x
+    S[ST_T] = t_x
+    S[ST_STOP] = stop
+    S[ST_MIN] = min_stop
+
+
+@numba.njit(cache=True)
 def stream_start(S, a, b, c, h, t_end):
     """After a media read of [a, b) that ended at ``t_end`` on track (c, h): keep
     reading from ``b``."""
     nsect = S[P_NSECT]
-    if S[P_RAMAX] <= 0.0 or b >= nsect or S[P_SEGSEC] <= 0.0:
+    stop = ra_stop(S, a, a, b)
+    if stop <= b or S[P_SEGSEC] <= 0.0:
         seg_put(S, a, b)
         return
     k = seg_victim(S, -1)
@@ -150,61 +200,87 @@ def stream_start(S, a, b, c, h, t_end):
     S[r + G_START] = lo
     S[r + G_END] = b
     seg_touch(S, k)
-    S[ST_ON] = 1.0
-    S[ST_SEG] = k
-    S[ST_LO] = lo
-    S[ST_LBA] = b
-    S[ST_T] = begin_time(S, b, c, h, t_end)
-    S[ST_STOP] = min(b + S[P_RAMAX], nsect)
-    S[ST_MIN] = min(b + S[P_RAMIN], nsect)
+    stream_begin(S, k, lo, b, begin_time(S, b, c, h, t_end), stop, min(b + S[P_RAMIN], nsect))
 
 
 @numba.njit(cache=True)
-def in_stream_window(S, a):
-    return S[ST_ON] > 0.0 and S[ST_LO] <= a and a < S[ST_STOP]
+def stream_resume(S, c, h, t, stop):
+    """A paused stream (head on track (c, h), reached its end) reads on from its end
+    once the sector comes round (from time ``t``) up to ``stop``."""
+    old = S[ST_STOP]
+    c2, h2, s2, spt2, a2 = locate(S, old)
+    S[ST_LBA] = old
+    S[ST_T] = reach(S, c, h, t, c2, h2, a2, False, 0.0)
+    S[ST_STOP] = stop
+
+
+@numba.njit(cache=True)
+def idle_hit_restart(S, k, a, b, t):
+    """Read-ahead on idle hit: a hit on segment k, whose read-ahead had ended, starts
+    reading ahead again from the segment's end (the arm repositions from ``t``)."""
+    r = int(S[O_SEG]) + k * SEGCOLS
+    lo = S[r + G_START]
+    end = S[r + G_END]
+    stop = ra_stop(S, lo, a, b)
+    if end >= stop or end >= S[P_NSECT]:
+        return
+    t_free, c0, h0 = stream_stop(S, t)
+    c2, h2, s2, spt2, a2 = locate(S, end)
+    stream_begin(S, k, lo, end, reach(S, c0, h0, t_free, c2, h2, a2, False, 0.0), stop, end)
 
 
 # -- commands -------------------------------------------------------------------------
 @numba.njit(cache=True)
 def serve_read(S, a, n, now):
-    """Serve a read of n sectors at a; returns (done time, 1 if from the buffer)."""
+    """Serve a read of n sectors at a; returns (done time, 1 if from the buffer).
+
+    A hit needs its first sector in a segment: a stopped segment, or the part of the
+    read-ahead stream's window already read (the circular segment keeps the last
+    ``P_SEGSEC`` sectors read) or, with window hits, not yet read; sectors still
+    to come are waited for. A read starting elsewhere is a miss: the stream stops at
+    the command's arrival and the arm repositions after the miss overhead."""
     b = a + n
     bus = S[P_BUS]
+    ext = int(S[O_EXT])
     skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
     k = seg_lookup(S, a, b, skip)
     if k >= 0:
         seg_touch(S, k)
         S[C_SEG_HITS] += 1.0
-        return now + S[P_OVH_RH] + n * bus, 1
-    if in_stream_window(S, a):
-        t = now + S[P_OVH_RH]
+        done = now + S[P_OVH_RH] + n * bus
+        if S[ext + X_IDLE_HIT] > 0.0:
+            idle_hit_restart(S, k, a, b, now + S[P_OVH_RH])
+        return done, 1
+    if S[ST_ON] > 0.0 and S[ST_LO] <= a and a < S[ST_STOP]:
         la = S[ST_LBA]
         stop = S[ST_STOP]
-        x, c, h = stream_pos(S, la, S[ST_T], t, stop)
-        if a >= x - S[P_SEGSEC]:
+        x0, c0, h0 = stream_pos(S, la, S[ST_T], now, stop)
+        seg_lo = max(S[ST_LO], x0 - S[P_SEGSEC])
+        if a >= seg_lo and (a < x0 or S[ext + X_WINDOW_HITS] > 0.0):
+            t = now + S[P_OVH_RH]
+            x, c, h = stream_pos(S, la, S[ST_T], t, stop)
             done = t + n * bus
+            new_stop = max(stop, ra_stop(S, seg_lo, a, b))
+            paused = x >= stop
             if b > x:
-                if x >= stop:
-                    # paused at the window's end: resume reading at ``stop``
-                    c2, h2, s2, spt2, a2 = locate(S, stop)
-                    S[ST_LBA] = stop
-                    S[ST_T] = reach(S, c, h, t, c2, h2, a2, False, 0.0)
+                if paused:
+                    stream_resume(S, c, h, t, new_stop)
                 tb_begin, tb_end = stream_times(S, S[ST_LBA], S[ST_T], b)
                 if tb_end + bus > done:
                     done = tb_end + bus
                 S[ST_LBA] = b
                 S[ST_T] = tb_begin
-            elif x >= stop and b + S[P_RAMAX] > stop and stop < S[P_NSECT]:
-                c2, h2, s2, spt2, a2 = locate(S, stop)
-                S[ST_LBA] = stop
-                S[ST_T] = reach(S, c, h, t, c2, h2, a2, False, 0.0)
-            S[ST_STOP] = min(max(stop, b + S[P_RAMAX]), S[P_NSECT])
+                S[ST_STOP] = new_stop
+            elif not paused:
+                S[ST_STOP] = new_stop
+            elif new_stop > stop and S[ext + X_IDLE_HIT] > 0.0:
+                stream_resume(S, c, h, t, new_stop)
             S[ST_MIN] = max(S[ST_MIN], min(b + S[P_RAMIN], S[P_NSECT]))
             S[C_STREAM_HITS] += 1.0
             return done, 1
     t = now + S[P_OVH_RM]
-    t_free, c0, h0 = stream_stop(S, t)
-    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, False, 0.0)
+    t_free, c0, h0 = stream_stop(S, now)
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, max(t_free, t), False, 0.0)
     S[H_CYL] = c
     S[H_HEAD] = h
     S[H_TFREE] = te
@@ -351,7 +427,7 @@ def hdd_dispatch(S, now):
             and not (S[P_AGE] > 0.0 and now - S[oq + oldest * QCOLS + Q_T] > S[P_AGE])):
         t_arm, c0, h0, x = stream_peek(S, now + S[P_OVH_RM])
         t_arm_w = max(t_arm, now + S[P_OVH_WM])
-        slot = sptf_pick(S, c0, h0, t_arm, t_arm_w, now, barrier_seq)
+        slot = sptf_pick(S, c0, h0, t_arm, t_arm_w, now, barrier_seq, x)
     r = oq + slot * QCOLS
     op = S[r + Q_OP]
     if op == OP_READ:

@@ -45,7 +45,17 @@ H_TFREE = 50   # the arm is busy (a background destage) until this time
 # per-command overheads (read hit, read miss, write hit, write miss) after a read and
 # after a write; the set in force is copied into P_OVH_RH..P_OVH_WM
 OVH_AFTER_READ, OVH_AFTER_WRITE, LAST_WRITE = 51, 55, 59
+O_EXT = 60   # offset of the extension block (parameters added later, after the tables)
 HEADER = 64
+
+# -- extension block: S[int(S[O_EXT]) + X_*] ---------------------------------------------
+X_RA_SCHEME = 0      # where read-ahead stops: RA_BYTES, RA_TRACK, RA_CYLINDER, RA_TRACK_STREAM
+X_WINDOW_HITS = 1    # 1: a read starting in the not-yet-read part of the window waits for it
+X_IDLE_HIT = 2       # 1: a hit on a segment whose read-ahead ended restarts the read-ahead
+EXT_LEN = 32
+RA_BYTES, RA_TRACK, RA_CYLINDER, RA_TRACK_STREAM = 0, 1, 2, 3
+RA_SCHEMES = {"bytes": RA_BYTES, "track": RA_TRACK, "cylinder": RA_CYLINDER,
+              "track_stream": RA_TRACK_STREAM}
 
 ZCOLS = 8
 Z_LBA0, Z_CYL0, Z_CYL1, Z_SPT, Z_TSKEW, Z_CSKEW, Z_OFF, Z_END = range(8)
@@ -197,6 +207,21 @@ def locate(S, lba):
     return S[r + Z_CYL0] + ci, head, sector, spt, ang
 
 
+@numba.njit(cache=True)
+def track_span(S, lba):
+    """(first LBA, end LBA) of the track holding ``lba``."""
+    c, h, s, spt, ang = locate(S, lba)
+    first = lba - s
+    return first, min(first + spt, S[P_NSECT])
+
+
+@numba.njit(cache=True)
+def cylinder_end(S, lba):
+    """First LBA after the cylinder holding ``lba``."""
+    c, h, s, spt, ang = locate(S, lba)
+    return min(lba - s - h * spt + S[P_SURF] * spt, S[P_NSECT])
+
+
 # -- mechanics -------------------------------------------------------------------------
 @numba.njit(cache=True)
 def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
@@ -307,16 +332,21 @@ def stream_times(S, lba_a, t_a, x):
 
 
 @numba.njit(cache=True)
-def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq):
+def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq, x=-1.0):
     """Slot of the queued command (Q_CAND set, queued before ``barrier_seq``) that can
     start soonest. Needing no positioning, and so first: buffer hits marked at submit
     (Q_HIT0), reads inside the read-ahead window, writes the write cache takes now.
     Others start when their first sector comes under the head. Ties go to the older
-    command."""
+    command. ``x``: the first sector the read-ahead stream has not read by then (the
+    buffered part of the window ends there)."""
     oq = int(S[O_Q])
     stream_on = S[ST_ON] > 0.0
     lo = S[ST_LO]
     stop = S[ST_STOP]
+    if stream_on and x >= 0.0:
+        lo = max(lo, x - S[P_SEGSEC])
+        if S[int(S[O_EXT]) + X_WINDOW_HITS] == 0.0:
+            stop = x
     wc_room = S[P_WCMAX] - S[D_SECT] if S[P_WCE] > 0.0 else -1.0
     best = -1
     best_t = np.inf
@@ -363,7 +393,8 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     o_q = o_seek + seek.size
     o_seg = o_q + cfg.queue_depth * QCOLS
     o_dirty = o_seg + nseg * SEGCOLS
-    S = np.zeros(o_dirty + dcap * DCOLS, dtype=np.float64)
+    o_ext = o_dirty + dcap * DCOLS
+    S = np.zeros(o_ext + EXT_LEN, dtype=np.float64)
     S[P_REV] = 60e9 / cfg.rpm
     S[P_SURF] = cfg.surfaces
     S[P_NZONE] = len(zt)
@@ -397,6 +428,10 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[P_DCAP] = dcap
     S[P_DWIN] = 128   # dirty extents considered per destage (the drive's sort window)
     S[O_ZONE], S[O_SEEK], S[O_Q], S[O_SEG], S[O_DIRTY] = o_zone, o_seek, o_q, o_seg, o_dirty
+    S[O_EXT] = o_ext
+    S[o_ext + X_RA_SCHEME] = RA_SCHEMES[cfg.read_ahead_scheme]
+    S[o_ext + X_WINDOW_HITS] = 1.0 if cfg.read_ahead_window_hits else 0.0
+    S[o_ext + X_IDLE_HIT] = 1.0 if cfg.read_ahead_on_idle_hit else 0.0
     S[o_zone:o_seek] = zt.ravel()
     S[o_seek:o_q] = seek
     segs = S[o_seg:o_dirty].reshape(nseg, SEGCOLS)
