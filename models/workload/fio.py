@@ -14,6 +14,11 @@ layer).
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
+Speed: where the job qualifies (one job, one I/O per submit, noop elevator that never
+holds a request, an HDD with at least ``iodepth`` tags), completions are handed to a
+compiled loop that runs the very same events (``fio_fast``); ``FioJob(..., fused=False)``
+keeps every I/O on the Python event path. Results are identical either way.
+
 Deliberately not modelled: think time, rate limiting, verify, zoned/random
 distributions other than uniform, fsync options.
 """
@@ -129,11 +134,7 @@ class _Job:
         """Next (op, block): uniform random blocks drawn in vectorised chunks, or the
         next block of a sequential stream (wrapping at the end of the region)."""
         if (self.random or self.mixed) and self._pos >= self._n:
-            if self.random:
-                self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK)
-            if self.mixed:
-                self._reads = self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread
-            self._pos, self._n = 0, _CHUNK
+            self._new_chunk()
         i = self._pos
         self._pos += 1
         if self.random:
@@ -143,6 +144,14 @@ class _Job:
             self.next_block = (block + 1) % self.n_blocks
         op = (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
         return op, block
+
+    def _new_chunk(self) -> None:
+        """Draw the next chunk of random blocks (and read/write choices)."""
+        if self.random:
+            self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK)
+        if self.mixed:
+            self._reads = self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread
+        self._pos, self._n = 0, _CHUNK
 
     def refill(self) -> None:
         """Queue new I/Os up to iodepth, submitting in batches of iodepth_batch_submit."""
@@ -184,7 +193,9 @@ class _Job:
             fio.lat[bio.op].add(bio.done_ns - bio.submit_ns)
             fio.bytes_done[bio.op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
-            self.refill()
+            fused = fio.fused
+            if fused is None or not fused.advance(self):
+                self.refill()
         if self.in_flight == 0 and (fio.stopping or (self.limit is not None and self.issued >= self.limit)):
             fio.job_finished()
 
@@ -193,7 +204,7 @@ class FioJob:
     """A group of ``numjobs`` jobs with the same options against one block queue."""
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, fused: bool = True) -> None:
         end = cfg.offset_bytes + cfg.numjobs * cfg.size_bytes
         if end > queue.device.capacity_bytes:
             raise ValueError(f"size: numjobs x size + offset ({end} bytes) exceeds device "
@@ -213,6 +224,12 @@ class FioJob:
         self.started_ns = 0
         self.finished_ns: int | None = None
         self._iostat_from: tuple | None = None
+        # the compiled closed loop (models.workload.fio_fast) where the job qualifies;
+        # fused=False keeps every I/O on the event path
+        self.fused = None
+        if fused:
+            from .fio_fast import FusedLoop
+            self.fused = FusedLoop(self)
 
     def start(self) -> None:
         self.running = len(self.jobs)
