@@ -2,7 +2,8 @@
 
 Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
 
-- **Splitting**: a bio larger than ``max_sectors_kb`` is split into requests of at most
+- **Splitting**: a bio larger than ``max_sectors_kb`` (capped, as Linux caps it, by the
+  device's ``max_hw_sectors_kb``) is split into requests of at most
   that size; the caller sees one completion when every part is done.
 - **Merging**: a bio is first merged into a request of the caller's plug list, then
   into a queued (not yet dispatched) request of the scheduler - back merges always,
@@ -65,7 +66,9 @@ class BlockQueue:
         self.cfg = cfg or BlockConfig()
         self.name = name or device.name
         self.sched = make_scheduler(self.cfg)
-        self.max_bytes = self.cfg.max_sectors_kb * 1024
+        hw_kb = device.max_hw_sectors_kb
+        max_kb = min(self.cfg.max_sectors_kb, hw_kb) if hw_kb else self.cfg.max_sectors_kb
+        self.max_bytes = max_kb * 1024
         self.nr_requests = self.cfg.nr_requests
         self.allocated = 0
         self.flushes: deque[IORequest] = deque()

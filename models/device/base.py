@@ -26,9 +26,15 @@ from .request import FLUSH, READ, WRITE, IORequest
 
 
 class Device:
-    """Base class: FIFO service by ``n_servers`` identical servers."""
+    """Base class: FIFO service by ``n_servers`` identical servers.
+
+    ``max_hw_sectors_kb`` is the largest command the device (its driver) accepts, as in
+    ``/sys/block/<dev>/queue/max_hw_sectors_kb``; the block layer never builds a larger
+    request (0: no limit of the device's own).
+    """
 
     kind = "device"
+    max_hw_sectors_kb = 0
 
     def __init__(self, sim: Simulator, name: str, capacity_bytes: int,
                  queue_depth: int = 1, n_servers: int = 1) -> None:

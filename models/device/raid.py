@@ -65,7 +65,9 @@ class RAIDConfig:
     ``controller_cpu_us`` (10 us: ~100 k commands/s firmware ceiling) and
     ``controller_latency_us`` (70 us), which make a cached write or a battery-backed
     FLUSH cost ~0.1 ms; ``host_MBps`` 1,000 (PCIe 1.0 x8 effective DMA);
-    ``destage_max_inflight`` 16 destage writes outstanding.
+    ``destage_max_inflight`` 16 destage writes outstanding; ``max_hw_sectors_kb`` the
+    largest host command the driver accepts (0: no limit; MegaRAID-class controllers
+    report 256 in ``/sys/block/<dev>/queue/max_hw_sectors_kb``).
     """
 
     level: int = 1
@@ -81,6 +83,7 @@ class RAIDConfig:
     write_back_without_battery: bool = False
     destage_max_inflight: int = 16
     destage_max_bytes: int = 2**20
+    max_hw_sectors_kb: int = 0
 
     def __post_init__(self) -> None:
         if self.level not in _LEVELS:
@@ -101,6 +104,8 @@ class RAIDConfig:
             raise ValueError(f"host_MBps: must be > 0, got {self.host_MBps}")
         if self.cache_size_bytes < 0:
             raise ValueError(f"cache_size_bytes: must be >= 0, got {self.cache_size_bytes}")
+        if self.max_hw_sectors_kb < 0:
+            raise ValueError(f"max_hw_sectors_kb: must be >= 0, got {self.max_hw_sectors_kb}")
         if self.destage_max_bytes < 512:
             raise ValueError(f"destage_max_bytes: must be >= 512, got {self.destage_max_bytes}")
 
@@ -155,6 +160,7 @@ class RAID(Device):
             capacity = len(self.groups) * (cap // stripe) * stripe
         super().__init__(sim, name, capacity, cfg.queue_depth, n_servers=1)
         self.cfg = cfg
+        self.max_hw_sectors_kb = cfg.max_hw_sectors_kb
         self.members = members
         for m in members:
             m.on_complete = self._member_done
