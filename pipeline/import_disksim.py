@@ -11,7 +11,9 @@ mapping (DiskSim parameter -> field) is:
 - ``rpm`` <- Rotation speed (in rpms); ``surfaces`` <- Number of data surfaces;
   ``cylinders`` <- Number of cylinders; ``capacity_bytes`` <- Block count * 512.
 - ``zones`` <- the layout's zones: First/Last cylinder number, Blocks per track,
-  Skew for track switch / cylinder switch (sectors), Offset of first block.
+  Skew for track switch / cylinder switch (sectors), Offset of first block, and the
+  sparing (``zone_dicts``): LBN count, Empty space at zone front, spares per range,
+  slipped sectors or tracks; ``surface_order`` <- LBN-to-PBN mapping scheme.
 - seek: ``seek_curve_cyl`` / ``seek_curve_ms`` <- the ``.seek`` table ("extracted"
   seek type), or for the ``hpl`` / ``hplplus10`` types the HPL formula (and the
   first ten measured seeks) evaluated at every distance up to the formula's break
@@ -57,13 +59,15 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .disksim import (DATA_DIR, DRIVES, DiskSpec, hpl_seek_ms, read_diskspecs,
-                      zone_lbn_counts)
+from .disksim import (DATA_DIR, DRIVES, SECTPERRANGE_SPARING, SUPPORTED_SPARING, TRACK_SPARING,
+                      DiskSpec, hpl_seek_ms, read_diskspecs, zone_lbn_counts)
 
 REPO = Path(__file__).resolve().parent.parent
 #: DiskSim "Buffer continuous read" -> HDDConfig.read_ahead_scheme (0 = no read-ahead:
 #: read_ahead_max_bytes is 0)
 CONTREAD_SCHEMES = {0: "bytes", 1: "track", 2: "cylinder", 3: "bytes", 4: "track_stream"}
+#: DiskSim "LBN-to-PBN mapping scheme" -> HDDConfig.surface_order
+SURFACE_ORDERS = {0: "forward", 1: "alternate_in_zone", 2: "alternate"}
 CONF_DIR = REPO / "conf" / "device"
 
 
@@ -111,6 +115,48 @@ def transfer_ms_per_sector(spec: DiskSpec) -> tuple[float, float]:
     return rd, wr
 
 
+def _runs(starts, length: int) -> list[list[int]]:
+    """Sorted slip positions -> [first, count] runs (adjacent slips merged)."""
+    out: list[list[int]] = []
+    for a in sorted(starts):
+        if out and out[-1][0] + out[-1][1] == a:
+            out[-1][1] += length
+        else:
+            out.append([a, length])
+    return out
+
+
+def zone_dicts(m) -> list[dict]:
+    """The layout's zones as HDDZone dicts, with the sparing of the drive's scheme:
+    Empty space at zone front -> front_sectors; the zone's LBN count (DiskSim's
+    blksinband) -> lbas; scheme 8 -> spare_sectors_per_range at the end of every
+    Rangesize cylinders; slips -> slipped runs (whole tracks for track sparing,
+    scheme 1, else sectors; schemes 7 and 9 slip zone-wide, 8 within the range)."""
+    if m.sparing_scheme not in SUPPORTED_SPARING:
+        raise ValueError(f"{m.name}: sparing scheme {m.sparing_scheme} not supported")
+    counts = zone_lbn_counts(m)
+    out = []
+    for z, n in zip(m.zones, counts):
+        d = {"first_cyl": z.first_cyl, "last_cyl": z.last_cyl,
+             "sectors_per_track": z.sectors_per_track,
+             "track_skew_sectors": float(z.track_skew),
+             "cylinder_skew_sectors": float(z.cyl_skew),
+             "first_sector_offset": float(z.first_block_offset),
+             "lbas": int(n)}
+        if z.empty_space_front:
+            d["front_sectors"] = int(z.empty_space_front)
+        if m.sparing_scheme == SECTPERRANGE_SPARING and z.spares:
+            d["spare_range_cylinders"] = int(m.range_size)
+            d["spare_sectors_per_range"] = int(z.spares)
+        if z.slips:
+            if m.sparing_scheme == TRACK_SPARING:
+                d["slipped"] = _runs([t * z.sectors_per_track for t in z.slips], z.sectors_per_track)
+            else:
+                d["slipped"] = _runs(z.slips, 1)
+        out.append(d)
+    return out
+
+
 def to_hdd_dict(spec: DiskSpec) -> dict:
     """HDDConfig field -> value for one DiskSim drive (plain YAML-able types)."""
     m = spec.model
@@ -132,14 +178,8 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
     return {
         "rpm": float(m.rpm),
         "surfaces": int(m.surfaces),
-        "zones": [
-            {"first_cyl": z.first_cyl, "last_cyl": z.last_cyl,
-             "sectors_per_track": z.sectors_per_track,
-             "track_skew_sectors": float(z.track_skew),
-             "cylinder_skew_sectors": float(z.cyl_skew),
-             "first_sector_offset": float(z.first_block_offset)}
-            for z in m.zones
-        ],
+        "zones": zone_dicts(m),
+        "surface_order": SURFACE_ORDERS[m.mapping_scheme],
         "seek_single_cyl_ms": float(np.interp(1, dist, ms)),
         "seek_avg_ms": round(mean_seek_ms(dist, ms, m.cylinders), 4),
         "seek_full_stroke_ms": float(full_ms),
@@ -179,19 +219,9 @@ def unmapped(spec: DiskSpec) -> list[str]:
     m = spec.model
     p = spec.params
     out = []
-    counts = zone_lbn_counts(m)
-    lost = int(sum(z.cylinders * z.sectors_per_track * m.surfaces for z in m.zones) - counts.sum())
-    if lost:
-        out.append(f"sparing scheme {m.sparing_scheme} (range {m.range_size}): {lost} spare/slipped/"
-                   f"reserved sectors in the zones; HDDConfig maps LBAs densely, so LBAs land up to a "
-                   f"few dozen cylinders off (zone LBN counts {counts.tolist()})")
-    if any(z.empty_space_front for z in m.zones):
-        out.append("Empty space at zone front: " + ", ".join(
-            f"zone {i}: {z.empty_space_front}" for i, z in enumerate(m.zones) if z.empty_space_front))
-    if any(z.slips for z in m.zones):
-        out.append(f"slipped sectors/tracks: {sum(len(z.slips) for z in m.zones)}")
-    if m.mapping_scheme:
-        out.append(f"LBN-to-PBN mapping scheme {m.mapping_scheme} (serpentine surface order)")
+    if any(z.defects for z in m.zones):
+        out.append(f"remapped defects: {sum(len(z.defects) for z in m.zones)} (their sectors "
+                   "are read in place)")
     rd, wr = transfer_ms_per_sector(spec)
     if rd != wr:
         out.append(f"bus transfer differs for reads ({rd}) and writes ({wr}) ms/sector")
@@ -235,7 +265,7 @@ def render_yaml(spec: DiskSpec, src: Path) -> str:
         if k == "zones":
             lines.append("zones:")
             for z in v:
-                lines.append("  - " + yaml.safe_dump(z, default_flow_style=True, width=400,
+                lines.append("  - " + yaml.safe_dump(z, default_flow_style=True, width=10**9,
                                                      sort_keys=False).strip())
         elif k in flow_lists:
             lines.append(f"{k}: " + yaml.safe_dump(v, default_flow_style=True, width=100).strip()

@@ -7,7 +7,9 @@ mechanisms):
 
 - Layout: zones of cylinders with a fixed number of 512-byte sectors per track,
   ``surfaces`` heads, LBAs filling every surface of a cylinder before the next
-  cylinder (DiskSim mapping scheme 0), track and cylinder skew in sectors.
+  cylinder (optionally serpentine), track and cylinder skew in sectors, and the
+  sectors that hold no LBA: reserved space at a zone's front, spares at the end of
+  ranges of cylinders or of the zone, slipped defects (``hdd_layout``).
 - Mechanics: seek time by cylinder distance (three data-sheet points or a measured
   table), head switch, write settle, and the platter angle as a function of absolute
   simulated time (``now_ns mod revolution``): a command that arrives just after its
@@ -32,22 +34,24 @@ mechanisms):
   limit after which the oldest command is served regardless (starvation guard).
   A FLUSH is a barrier: commands queued after it are not served before it.
 
-Deliberately not modelled: spare sectors and slipped/remapped defects (LBAs map
-densely over the zones), serpentine layouts, zero-latency (out-of-order) track
-reads, seek-time variance between reads and writes other than the settle time,
+Deliberately not modelled: remapped defects (sectors relocated to a spare elsewhere),
+zero-latency (out-of-order) track reads, seek-time variance between reads and writes other than the settle time,
 thermal recalibration, retries, power states, different bus rates for reads and
 writes (one interface rate).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, fields
 
 from ..sim import Simulator
 from .base import Device
 from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
-from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, RA_SCHEMES,
-                       build_state, spt_for_rate, synthetic_zones)
+from .hdd_layout import spt_for_rate, synthetic_zones, zone_lbas
+from .hdd_mech import build_state
+from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, RA_SCHEMES,
+                        SURFACE_ORDERS)
 from .request import WRITE, IORequest
 
 SECTOR_BYTES = 512  # also models.device.request.SECTOR_BYTES
@@ -66,6 +70,19 @@ class HDDZone:
       first track of the next (``Skew for cylinder switch``).
     - ``first_sector_offset``: angle of the zone's first sector, in sectors
       (``Offset of first block``).
+
+    Sparing (physical sectors that hold no LBA; positions count sectors from the
+    zone's first cylinder: (cylinder - first_cyl) * surfaces * spt + track * spt +
+    sector):
+    - ``lbas``: LBAs the zone holds; 0 = every sector not reserved, spare or slipped.
+      Sectors beyond them are the zone's spare space.
+    - ``front_sectors``: reserved sectors before the zone's first LBA (``Empty space at
+      zone front``).
+    - ``spare_range_cylinders``, ``spare_sectors_per_range``: the last
+      ``spare_sectors_per_range`` sectors of every ``spare_range_cylinders`` cylinders
+      are spares (sparing scheme 8); 0 = none.
+    - ``slipped``: ``(first sector, count)`` runs skipped by the LBAs (slipped defects,
+      a whole track for track sparing); each pushes the later LBAs of its range on.
     """
 
     first_cyl: int
@@ -74,8 +91,14 @@ class HDDZone:
     track_skew_sectors: float = 0.0
     cylinder_skew_sectors: float = 0.0
     first_sector_offset: float = 0.0
+    lbas: int = 0
+    front_sectors: int = 0
+    spare_range_cylinders: int = 0
+    spare_sectors_per_range: int = 0
+    slipped: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "slipped", tuple((int(a), int(n)) for a, n in self.slipped))
         if self.first_cyl < 0:
             raise ValueError(f"first_cyl: must be >= 0, got {self.first_cyl}")
         if self.last_cyl < self.first_cyl:
@@ -85,6 +108,19 @@ class HDDZone:
         for key in ("track_skew_sectors", "cylinder_skew_sectors", "first_sector_offset"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        for key in ("lbas", "front_sectors", "spare_range_cylinders", "spare_sectors_per_range"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        if self.spare_range_cylinders and self.spare_sectors_per_range >= (
+                self.spare_range_cylinders * self.sectors_per_track):
+            raise ValueError("spare_sectors_per_range: leaves no LBA in a range of "
+                             "spare_range_cylinders cylinders of one surface")
+        starts = [a for a, _ in self.slipped]
+        if any(n < 1 for _, n in self.slipped) or any(a < 0 for a in starts) \
+                or starts != sorted(starts) or any(a1 < a0 + n0 for (a0, n0), a1 in
+                                                    zip(self.slipped, starts[1:])):
+            raise ValueError("slipped: needs non-overlapping (first sector, count >= 1) runs "
+                             "in increasing order")
 
 
 @dataclass(frozen=True)
@@ -100,8 +136,12 @@ class HDDConfig:
         lists of dicts are accepted and converted.
       - ``cylinders``: total cylinders, sets the full-stroke distance; 0 = last zone's
         last cylinder + 1 [Number of cylinders].
-      - ``capacity_bytes``: addressable bytes; 0 = every sector of every zone
-        [Block count * 512]. LBAs map densely from the first zone on.
+      - ``capacity_bytes``: addressable bytes; 0 = every LBA of every zone
+        [Block count * 512]. Each zone's LBAs follow the previous zone's.
+      - ``surface_order``: ``"forward"`` (every cylinder from surface 0 up),
+        ``"alternate_in_zone"`` (surfaces in reverse on odd cylinders counted from the
+        zone's first) or ``"alternate"`` (on odd cylinder numbers) [LBN-to-PBN mapping
+        scheme 0 / 1 / 2].
 
     Seek (``seek_curve_*`` if given, else the three data-sheet points)
       - ``seek_single_cyl_ms``: one-cylinder (track-to-track) seek [Single cylinder
@@ -176,6 +216,7 @@ class HDDConfig:
     write_settle_ms: float = 0.0
     cylinders: int = 0
     capacity_bytes: int = 0
+    surface_order: str = "forward"
     seek_curve_cyl: tuple[int, ...] = ()
     seek_curve_ms: tuple[float, ...] = ()
     overhead_read_hit_ms: float = 0.0
@@ -268,14 +309,24 @@ class HDDConfig:
             raise ValueError("read_ahead_scheme: 'track_stream' needs cache_segment_bytes > 0")
         if self.queue_depth < 1:
             raise ValueError(f"queue_depth: must be >= 1, got {self.queue_depth}")
+        if self.surface_order not in SURFACE_ORDERS:
+            raise ValueError(f"surface_order: must be one of {sorted(SURFACE_ORDERS)}, "
+                             f"got {self.surface_order!r}")
+        for i, z in enumerate(zones):
+            if zone_lbas(z, self.surfaces) < 1:
+                raise ValueError(f"zones: zone {i} holds no LBA")
+            full = zone_lbas(dataclasses.replace(z, lbas=0), self.surfaces)
+            if z.lbas > full:
+                raise ValueError(f"zones: zone {i} lbas {z.lbas} exceeds its {full} "
+                                 "sectors that are not reserved, spare or slipped")
         if self.scheduler not in ("sptf", "fifo"):
             raise ValueError(f"scheduler: must be 'sptf' or 'fifo', got {self.scheduler!r}")
 
     # -- derived quantities ---------------------------------------------------------
     @property
     def zone_sectors(self) -> int:
-        return sum((z.last_cyl - z.first_cyl + 1) * self.surfaces * z.sectors_per_track
-                   for z in self.zones)
+        """LBAs the zones hold."""
+        return sum(zone_lbas(z, self.surfaces) for z in self.zones)
 
     @property
     def sectors(self) -> int:

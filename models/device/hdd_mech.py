@@ -1,7 +1,8 @@
 """HDD mechanics as compiled pure functions over one float64 state vector.
 
-What is modelled here: the LBA -> (cylinder, head, sector, angle) map over zones with
-track and cylinder skew; seek time by cylinder distance (a per-distance table built
+What is modelled here (the LBA -> (cylinder, head, sector, angle) map is in
+``hdd_layout``, the slot numbers of the state vector in ``hdd_state``): seek time by
+cylinder distance (a per-distance table built
 once from a measured curve or from three data-sheet points); head switch and write
 settle; the platter angle as a function of absolute time (``t mod revolution``);
 positioning time (arm movement, then the rotational wait until the target sector
@@ -12,16 +13,17 @@ commands.
 
 Everything a compiled function needs lives in one float64 array ``S`` (a numba
 call costs ~0.2 us per array argument, so the drive passes a single array): a header
-of parameters and small mutable state at the fixed slots below, then the zone table,
-the seek table, the command queue, the buffer segments and the dirty list at
-offsets recorded in the header. Times in ``S`` are float nanoseconds (absolute
+of parameters and small mutable state at fixed slots, then the zone table, the seek
+table, the command queue, the buffer segments, the dirty list and the extension block
+(later parameters, the zones' sparing rows and the slip rows) at offsets recorded in
+the header. Times in ``S`` are float nanoseconds (absolute
 simulated time); LBAs and counts are exact integers stored as floats (< 2**53).
 The command queue is ``queue_depth`` tag slots (rows of QCOLS); a row is occupied
 while Q_CAND is set and Q_SEQ (arrival number) gives the queue order, so picking
 never moves rows.
 
 Deliberately not modelled: seek-time variance, zero-latency (out-of-order) reads
-of a track, sparing/defect slips, the acceleration profile beyond the seek table.
+of a track, the acceleration profile beyond the seek table.
 """
 from __future__ import annotations
 
@@ -30,44 +32,9 @@ import math
 import numba
 import numpy as np
 
-# -- header slots ---------------------------------------------------------------------
-P_REV, P_SURF, P_NZONE, P_NCYL, P_HS, P_SETTLE = 0, 1, 2, 3, 4, 5
-P_OVH_RH, P_OVH_RM, P_OVH_WH, P_OVH_WM, P_OVH_FL = 6, 7, 8, 9, 10
-P_BUS = 11          # ns per 512-byte sector on the host link
-P_NSEG, P_SEGSEC, P_RAMAX, P_RAMIN = 12, 13, 14, 15   # sectors
-P_WCE, P_WCMAX, P_QD, P_SPTF, P_AGE, P_NSECT, P_DCAP, P_DWIN = 16, 17, 18, 19, 20, 21, 22, 23
-O_ZONE, O_SEEK, O_Q, O_SEG, O_DIRTY = 24, 25, 26, 27, 28
-H_CYL, H_HEAD, Q_N = 32, 33, 34   # Q_N: commands queued
-ST_ON, ST_LBA, ST_T, ST_STOP, ST_LO, ST_SEG, ST_MIN = 35, 36, 37, 38, 39, 40, 41
-D_N, D_SECT, SEG_CLOCK = 42, 43, 44
-C_SEEKS, C_DESTAGES, C_STREAM_HITS, C_SEG_HITS = 45, 46, 47, 48
-H_TFREE = 50   # the arm is busy (a background destage) until this time
-# per-command overheads (read hit, read miss, write hit, write miss) after a read and
-# after a write; the set in force is copied into P_OVH_RH..P_OVH_WM
-OVH_AFTER_READ, OVH_AFTER_WRITE, LAST_WRITE = 51, 55, 59
-O_EXT = 60   # offset of the extension block (parameters added later, after the tables)
-HEADER = 64
-
-# -- extension block: S[int(S[O_EXT]) + X_*] ---------------------------------------------
-X_RA_SCHEME = 0      # where read-ahead stops: RA_BYTES, RA_TRACK, RA_CYLINDER, RA_TRACK_STREAM
-X_WINDOW_HITS = 1    # 1: a read starting in the not-yet-read part of the window waits for it
-X_IDLE_HIT = 2       # 1: a hit on a segment whose read-ahead ended restarts the read-ahead
-EXT_LEN = 32
-RA_BYTES, RA_TRACK, RA_CYLINDER, RA_TRACK_STREAM = 0, 1, 2, 3
-RA_SCHEMES = {"bytes": RA_BYTES, "track": RA_TRACK, "cylinder": RA_CYLINDER,
-              "track_stream": RA_TRACK_STREAM}
-
-ZCOLS = 8
-Z_LBA0, Z_CYL0, Z_CYL1, Z_SPT, Z_TSKEW, Z_CSKEW, Z_OFF, Z_END = range(8)
-QCOLS = 12
-Q_LBA, Q_NS, Q_OP, Q_FUA, Q_T, Q_CYL, Q_HEAD, Q_ANG, Q_HIT, Q_HIT0, Q_SEQ, Q_CAND = range(12)
-Q_SEQCTR = 49   # header slot: arrival counter (queue order)
-SEGCOLS = 3
-G_START, G_END, G_STAMP = range(3)
-DCOLS = 2
-
-OP_READ, OP_WRITE, OP_FLUSH, OP_DISCARD = 0, 1, 2, 3
-EPS_NS = 1.0   # a sector reached up to 1 ns "late" (float rounding) counts as on time
+from .hdd_layout import (cylinder_end, locate, lba_at, phys_of, spt_for_rate,  # noqa: F401
+                         synthetic_zones, track_run, track_span, zone_index, zone_tables)
+from .hdd_state import *  # noqa: F403  (the slot constants, re-exported for callers)
 
 
 # -- building the state vector (plain numpy, once per drive) -----------------------------
@@ -129,99 +96,6 @@ def seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
     return out * 1e6
 
 
-def zone_table(zones, surfaces: int, capacity_sectors: int) -> np.ndarray:
-    """(n_zones, ZCOLS) table: first LBA, cylinders, spt, skews, offset, end LBA."""
-    rows = []
-    lba = 0
-    for z in zones:
-        n = (z.last_cyl - z.first_cyl + 1) * surfaces * z.sectors_per_track
-        rows.append((lba, z.first_cyl, z.last_cyl, z.sectors_per_track, z.track_skew_sectors,
-                     z.cylinder_skew_sectors, z.first_sector_offset, min(lba + n, capacity_sectors)))
-        lba += n
-        if lba >= capacity_sectors:
-            break
-    return np.array(rows, dtype=np.float64)
-
-
-def _skew_sectors(switch_ms: float, spt: int, rev_ms: float) -> int:
-    """Sectors that pass under the head while it switches track: the layout skew that
-    lets a sequential transfer continue on the next track without losing a turn."""
-    return math.ceil(switch_ms / rev_ms * spt) + 1
-
-
-def synthetic_zones(n_zones: int, cylinders: int, outer_spt: int, inner_spt: int,
-                    head_switch_ms: float, seek_single_cyl_ms: float,
-                    rpm: float) -> list[dict]:
-    """``n_zones`` zones of equal cylinder count, sectors per track falling linearly
-    from ``outer_spt`` to ``inner_spt`` (constant linear density: track length grows
-    with radius and the band is uniform in radius), skews set from the switch times.
-    Returns ``HDDZone`` keyword dicts (``HDDConfig`` converts them)."""
-    rev_ms = 60e3 / rpm
-    zones = []
-    for i in range(n_zones):
-        c0 = cylinders * i // n_zones
-        c1 = cylinders * (i + 1) // n_zones - 1
-        spt = round(outer_spt + (inner_spt - outer_spt) * i / max(1, n_zones - 1))
-        zones.append(dict(first_cyl=c0, last_cyl=c1, sectors_per_track=spt,
-                          track_skew_sectors=_skew_sectors(head_switch_ms, spt, rev_ms),
-                          cylinder_skew_sectors=_skew_sectors(seek_single_cyl_ms, spt, rev_ms)))
-    return zones
-
-
-def spt_for_rate(rate_mb_s: float, switch_ms: float, rpm: float) -> int:
-    """Sectors per track whose *sustained* rate (a track per revolution plus one track
-    switch, covered by the skew) equals a data sheet's sustained MB/s."""
-    rev_ms = 60e3 / rpm
-    spt = rate_mb_s * 1e6 * rev_ms / 1e3 / 512
-    for _ in range(20):
-        skew = _skew_sectors(switch_ms, round(spt), rev_ms)
-        spt = rate_mb_s * 1e6 * rev_ms / 1e3 / 512 * (spt + skew) / spt
-    return round(spt)
-
-
-
-# -- layout ----------------------------------------------------------------------------
-@numba.njit(cache=True)
-def locate(S, lba):
-    """LBA -> (cylinder, head, sector in track, sectors per track, angle in [0,1))."""
-    oz = int(S[O_ZONE])
-    lo = 0
-    hi = int(S[P_NZONE]) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if S[oz + mid * ZCOLS + Z_LBA0] <= lba:
-            lo = mid
-        else:
-            hi = mid - 1
-    r = oz + lo * ZCOLS
-    spt = S[r + Z_SPT]
-    surf = S[P_SURF]
-    rel = lba - S[r + Z_LBA0]
-    track = math.floor(rel / spt)
-    sector = rel - track * spt
-    ci = math.floor(track / surf)
-    head = track - ci * surf
-    tskew = S[r + Z_TSKEW]
-    skew = S[r + Z_OFF] + ci * ((surf - 1.0) * tskew + S[r + Z_CSKEW]) + head * tskew
-    ang = ((sector + skew) % spt) / spt
-    return S[r + Z_CYL0] + ci, head, sector, spt, ang
-
-
-@numba.njit(cache=True)
-def track_span(S, lba):
-    """(first LBA, end LBA) of the track holding ``lba``."""
-    c, h, s, spt, ang = locate(S, lba)
-    first = lba - s
-    return first, min(first + spt, S[P_NSECT])
-
-
-@numba.njit(cache=True)
-def cylinder_end(S, lba):
-    """First LBA after the cylinder holding ``lba``."""
-    c, h, s, spt, ang = locate(S, lba)
-    return min(lba - s - h * spt + S[P_SURF] * spt, S[P_NSECT])
-
-
 # -- mechanics -------------------------------------------------------------------------
 @numba.njit(cache=True)
 def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
@@ -253,26 +127,27 @@ def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
 
 @numba.njit(cache=True)
 def xfer(S, lba, n, cyl0, head0, t_free, write, t_min):
-    """Position on ``lba`` and transfer ``n`` sectors to/from the media.
+    """Position on ``lba`` and transfer ``n`` sectors to/from the media. Each track
+    switch is a head switch or one-cylinder seek that waits for the skewed first
+    sector (writes settle after it; mech_g1 dm_seek_time); slipped sectors inside a
+    track pass under the head.
 
     Returns (first sector start, first sector end, last sector end, final cylinder,
     final head)."""
     rev = S[P_REV]
-    cyl, head, sector, spt, ang = locate(S, lba)
+    cyl, head, sector, spt, ang, k, span = track_run(S, lba, n)
     t = reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min)
     t_start = t
     t_first = t + rev / spt
-    k = min(n, spt - sector)
-    t += k * rev / spt
+    t += span * rev / spt
     lba += k
     n -= k
     while n > 0:
-        c2, h2, s2, spt2, a2 = locate(S, lba)
-        t = reach(S, cyl, head, t, c2, h2, a2, False, 0.0)
+        c2, h2, s2, spt2, a2, k, span = track_run(S, lba, n)
+        t = reach(S, cyl, head, t, c2, h2, a2, write, 0.0)
         cyl = c2
         head = h2
-        k = min(n, spt2 - s2)
-        t += k * rev / spt2
+        t += span * rev / spt2
         lba += k
         n -= k
     return t_start, t_first, t, cyl, head
@@ -296,22 +171,23 @@ def stream_pos(S, lba_a, t_a, t, stop):
     rev = S[P_REV]
     lba = lba_a
     tt = t_a
-    cyl, head, sector, spt, ang = locate(S, lba)
-    while lba < stop:
-        k = min(stop - lba, spt - sector)
+    if lba >= stop:
+        c, h, s, spt, ang = locate(S, min(lba, S[P_NSECT] - 1.0))
+        return stop, c, h
+    cyl, head, sector, spt, ang, k, span = track_run(S, lba, stop - lba)
+    while True:
         sect = rev / spt
-        if tt + k * sect > t:
-            done = math.floor((t - tt) / sect) if t > tt else 0.0
+        if tt + span * sect > t:
+            done = min(math.floor((t - tt) / sect), k) if t > tt else 0.0
             return lba + done, cyl, head
-        tt += k * sect
+        tt += span * sect
         lba += k
         if lba >= stop:
             break
-        c2, h2, s2, spt2, a2 = locate(S, lba)
+        c2, h2, s2, spt2, a2, k, span = track_run(S, lba, stop - lba)
         tt2 = reach(S, cyl, head, tt, c2, h2, a2, False, 0.0)
         cyl = c2
         head = h2
-        sector = s2
         spt = spt2
         if tt2 > t:
             return lba, cyl, head
@@ -381,7 +257,7 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     """The state vector ``S`` for one drive from an ``HDDConfig``."""
     sector_bytes = 512
     nsect = cfg.sectors
-    zt = zone_table(cfg.zones, cfg.surfaces, nsect)
+    zt, zsp, slips = zone_tables(cfg.zones, cfg.surfaces, nsect)
     seek = seek_table_ns(cfg.n_cylinders, cfg.seek_single_cyl_ms, cfg.seek_avg_ms,
                          cfg.seek_full_stroke_ms, cfg.seek_curve_cyl, cfg.seek_curve_ms)
     nseg = cfg.cache_segments
@@ -394,7 +270,9 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     o_seg = o_q + cfg.queue_depth * QCOLS
     o_dirty = o_seg + nseg * SEGCOLS
     o_ext = o_dirty + dcap * DCOLS
-    S = np.zeros(o_ext + EXT_LEN, dtype=np.float64)
+    o_zsp = o_ext + EXT_LEN
+    o_slip = o_zsp + zsp.size
+    S = np.zeros(o_slip + slips.size, dtype=np.float64)
     S[P_REV] = 60e9 / cfg.rpm
     S[P_SURF] = cfg.surfaces
     S[P_NZONE] = len(zt)
@@ -432,6 +310,11 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[o_ext + X_RA_SCHEME] = RA_SCHEMES[cfg.read_ahead_scheme]
     S[o_ext + X_WINDOW_HITS] = 1.0 if cfg.read_ahead_window_hits else 0.0
     S[o_ext + X_IDLE_HIT] = 1.0 if cfg.read_ahead_on_idle_hit else 0.0
+    S[o_ext + X_SERP] = SURFACE_ORDERS[cfg.surface_order]
+    S[o_ext + X_O_ZSP] = o_zsp
+    S[o_ext + X_O_SLIP] = o_slip
+    S[o_zsp:o_slip] = zsp.ravel()
+    S[o_slip:] = slips.ravel()
     S[o_zone:o_seek] = zt.ravel()
     S[o_seek:o_q] = seek
     segs = S[o_seg:o_dirty].reshape(nseg, SEGCOLS)

@@ -163,3 +163,27 @@ def test_replay_of_first_500_requests_is_deterministic():
     assert np.array_equal(a["simulated_ms"], b["simulated_ms"])
     assert a["demerit_ms"] == b["demerit_ms"]
     assert np.all(a["simulated_ms"] > 0)
+
+
+@pytest.mark.parametrize("drive", ds.DRIVES)
+def test_hdd_layout_matches_disksim_layout(drive, specs):
+    """The imported zones (LBN counts, zone fronts, spares, slips, serpentine order) put
+    every LBA on the cylinder, surface, sector and angle of DiskSim's layout_g1."""
+    from models.device.hdd_mech import build_state, locate, track_span
+    m = specs[drive].model
+    S = build_state(imp.load_hdd_config(ds.config_path(drive)))
+    starts = np.concatenate(([0], np.cumsum(ds.zone_lbn_counts(m))))
+    lbas = list(np.random.default_rng(0).integers(0, m.block_count, 300))
+    for zi, z in enumerate(m.zones):
+        lbas += [starts[zi], starts[zi] - 1]
+        for sl in z.slips[:3]:
+            lbas += [starts[zi] + sl - z.empty_space_front + k for k in (-1, 0, 1)]
+    for lba in (int(x) for x in lbas if 0 <= x < m.block_count):
+        c, h, s = ds.lbn_to_pbn(m, lba)
+        kc, kh, ks, spt, ang = locate(S, float(lba))
+        assert (int(kc), int(kh), int(ks)) == (c, h, s), lba
+        assert ang * spt == pytest.approx(ds.pbn_angle_sectors(m, c, h, s), abs=1e-6)
+        first, end = (int(v) for v in track_span(S, float(lba)))
+        assert ds.lbn_to_pbn(m, first)[:2] == (c, h) and ds.lbn_to_pbn(m, end - 1)[:2] == (c, h)
+        assert first == 0 or ds.lbn_to_pbn(m, first - 1)[:2] != (c, h)
+        assert end >= m.block_count or ds.lbn_to_pbn(m, end)[:2] != (c, h)
