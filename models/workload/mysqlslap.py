@@ -179,6 +179,8 @@ class Mysqlslap:
         flushes = after["redo.flushes"] - before.get("redo.flushes", 0)
         reqs = after["redo.flush_requests"] - before.get("redo.flush_requests", 0)
         out["redo_group_size_avg"] = reqs / flushes if flushes else 0.0
+        groups = after.get("binlog.groups", 0) - before.get("binlog.groups", 0)
+        out["binlog_group_size_avg"] = trx / groups if groups else 0.0
         out.update(self.stmt_lat.summary(prefix="statement_lat"))
         out.update(self.engine.commit_lat.summary(prefix="commit_lat"))
         return out

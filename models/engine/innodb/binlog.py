@@ -19,8 +19,9 @@ Modelled after ``MYSQL_BIN_LOG`` (sql/log.cc of 5.1, sql/binlog.cc of 5.6):
   The 5.6 group commit instead calls ``write_group`` (one write for the whole flush
   queue, caller holds ``LOCK_log``) and ``sync_group`` (the sync stage: the counter
   counts groups, not transactions).
-- **Rotation** (``max_binlog_size``): after the write that takes the file past the
-  limit, a Rotate event is appended, a new ``mysql-bin.NNNNNN`` is created with its
+- **Rotation** (``max_binlog_size``): 5.1 checks the size in ``unlog`` after the
+  engine commit (``rotate_and_purge``, one more ``LOCK_log`` acquisition per commit),
+  5.6 at the end of ``ordered_commit``. When the file is past the limit, a Rotate event is appended, a new ``mysql-bin.NNNNNN`` is created with its
   4-byte magic and Format_description event, and the index file gets a line and an
   ``fdatasync``. The new file is made by ``open_file(name)`` (the engine decides where
   it lives).
@@ -119,6 +120,7 @@ class Binlog:
         self.open_file = open_file
         self.cpu = cpu
         self.max_size = cfg.max_binlog_size_bytes
+        self.cache_size = cfg.binlog_cache_size_bytes
         self.LOCK_log = Mutex(sim, "LOCK_log")
         self.index = open_file("mysql-bin.index")
         self.index_pos = 0
@@ -174,7 +176,7 @@ class Binlog:
         yield self.fs.fdatasync(self.file)
 
     def cache_spills(self, trx_bytes: int) -> bool:
-        return trx_bytes > self.cfg.binlog_cache_size_bytes
+        return trx_bytes > self.cache_size
 
     # -- 5.1: one transaction per write ------------------------------------------------
     def write_trx(self, trx_bytes: int):
@@ -194,6 +196,13 @@ class Binlog:
                 yield from self._sync()
         self.groups += 1
         self.group_trx += 1
+        self.LOCK_log.release()
+
+    def unlog(self):
+        """``TC_LOG_BINLOG::unlog`` (5.1), after the engine commit: the transaction is
+        no longer prepared, then ``rotate_and_purge(0)`` takes ``LOCK_log`` again to
+        check the size - the rotation deferred by ``write`` (an Xid event was written)."""
+        yield from self.cpu.wait(self.LOCK_log.acquire())
         yield from self._maybe_rotate()
         self.LOCK_log.release()
 

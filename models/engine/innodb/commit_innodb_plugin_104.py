@@ -12,6 +12,7 @@ taking ``prepare_commit_mutex``. ``innobase_commit`` sets ``trx->flush_log_later
       commit record appended to the log buffer
     unlock prepare_commit_mutex
     commit record: write + fsync
+    unlog: LOCK_log again (rotation check)
 
 Both fsyncs happen outside the mutex, in ``log_write_up_to``: a thread that finds a
 flush running waits for it and then needs no fsync of its own if that flush covered
@@ -43,6 +44,7 @@ class InnoDBPlugin104(CommitPath):
         if xa:
             mutex.release()
         yield from self.redo.commit_flush(lsn)     # trx_commit_complete_for_mysql
+        yield from self.binlog.unlog()
 
     def lock_stats(self) -> dict:
         m = self.prepare_commit_mutex

@@ -12,6 +12,7 @@ which writes *and fsyncs* the commit record (``trx_commit_off_kernel`` with
       binlog write (+ fdatasync per sync_binlog, under LOCK_log)
       commit record: write + fsync
     unlock prepare_commit_mutex
+    unlog: LOCK_log again (rotation check)
 
 No other thread can be waiting inside ``log_write_up_to`` when a flush starts, so no
 fsync is ever shared: 2 redo fsyncs per transaction with ``innodb_support_xa=1``, 1
@@ -38,6 +39,7 @@ class MySQL51Builtin(CommitPath):
         yield from self.binlog_write(trx)
         yield from self.commit_low(trx, flush=True)
         mutex.release()
+        yield from self.binlog.unlog()
 
     def lock_stats(self) -> dict:
         m = self.prepare_commit_mutex

@@ -23,6 +23,10 @@ pipeline of three stages, each with a queue and a mutex (``Stage_manager``):
   ``binlog_order_commits=0`` the sync leader releases ``LOCK_sync`` and each thread
   commits itself after being woken.
 
+With ``innodb_support_xa=0`` there is no prepare record, and the commit record is not
+flushed either (HA_IGNORE_DURABILITY): only the master thread's once-a-second flush
+(or a later writer) makes it durable.
+
 Finally the leader wakes every follower of its group (``signal_done``: a broadcast
 on ``m_cond_done``; the followers wake one after another through ``m_lock_done``).
 

@@ -66,13 +66,15 @@ def test_rotation_starts_a_new_file_and_syncs_the_index():
 
     def t():
         for _ in range(30):
-            yield from b.write_trx(300)
+            yield from b.write_trx(300)      # write() never rotates (an Xid event)
+            yield from b.unlog()             # rotate_and_purge, after the commit
 
     sim.spawn(t())
     sim.run()
     assert b.rotations == 2 and b.file_no == 3
     assert b.index_fsyncs == 3 and b.fsyncs == 0
     assert "mysql-bin.000003" in fs.files
+    assert b.LOCK_log.acquisitions == 60               # write + unlog per commit
 
 
 def test_group_write_is_one_write_and_sync_counts_groups():

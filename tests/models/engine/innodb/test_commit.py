@@ -9,7 +9,7 @@ from models.engine.innodb.commit_base import CommitConfig
 from tests.models.engine.stack import build, run_slap
 
 US = 1_000
-QUERIES = 2_000
+QUERIES = 1_000
 PROTOCOLS = ("mysql51_builtin", "innodb_plugin_104", "mysql56_binlog_group_commit")
 
 
