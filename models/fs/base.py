@@ -22,8 +22,9 @@ cached). To model a zero-fill *during* the run, ``pwrite`` the zeros.
 Several filesystems may share one ``PageCache`` (the memory limit and dirty
 thresholds are global); each has its own flusher, journal and allocator.
 
-Modelled here (the mechanisms shared by all filesystems; ``policy.py`` and one
-module per filesystem hold what differs):
+Modelled (the mechanisms shared by all filesystems live here and in ``buffered.py``,
+``direct.py``, ``writeback.py``, ``journal.py``; ``policy.py`` and one module per
+filesystem hold what differs):
 
 - Buffered ``write()``: syscall CPU; a journal handle (ext3/ext4: may wait for a
   checkpoint); read-modify-write - a write that covers only part of a 4 KB page
@@ -61,16 +62,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..block import BlockQueue
-from ..device.request import FLUSH, READ, WRITE, IORequest
+from ..device.request import FLUSH, IORequest
 from ..sim import Event, Simulator, all_of
 from .config import (PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
                      SYNC_FILE_RANGE_WAIT_BEFORE, SYNC_FILE_RANGE_WRITE, FsConfig)
+from . import buffered
+from . import direct as direct_io
 from .durability import crash_state
-from .file import (CACHED, DELALLOC, DIRTY, HASDATA, LOCKED, UNWRITTEN, WRITEBACK, File)
+from .file import CACHED, DELALLOC, HASDATA, LOCKED, UNWRITTEN, File
 from .layout import Layout
 from .pagecache import PageCache
 from .policies import make_policy
-from .writeback import NOT_ON_DEVICE, Writeback, runs
+from .writeback import Writeback
 
 P = PAGE_BYTES
 
@@ -137,15 +140,15 @@ class Filesystem:
                issuer: int = 0) -> Event:
         _check_range(offset_bytes, size_bytes, direct)
         direct = direct and self.policy.supports_direct
-        gen = self._direct_write if direct else self._write
-        return self.sim.spawn(gen(f, offset_bytes, size_bytes, issuer), "pwrite")
+        gen = direct_io.write if direct else buffered.write
+        return self.sim.spawn(gen(self, f, offset_bytes, size_bytes, issuer), "pwrite")
 
     def pread(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
               issuer: int = 0) -> Event:
         _check_range(offset_bytes, size_bytes, direct)
         direct = direct and self.policy.supports_direct
-        gen = self._direct_read if direct else self._read
-        return self.sim.spawn(gen(f, offset_bytes, size_bytes, issuer), "pread")
+        gen = direct_io.read if direct else buffered.read
+        return self.sim.spawn(gen(self, f, offset_bytes, size_bytes, issuer), "pread")
 
     def fsync(self, f: File, issuer: int = 0) -> Event:
         return self.sim.spawn(self._fsync(f, False, issuer), "fsync")
@@ -173,8 +176,8 @@ class Filesystem:
         if self.cfg.can_fallocate:
             return self.fallocate(f, offset_bytes, len_bytes)
         # glibc fallback: write a zero byte into every block of the range
-        return self.sim.spawn(self._write(f, offset_bytes, len_bytes, 0, per_block_calls=True),
-                              "posix_fallocate")
+        return self.sim.spawn(buffered.write(self, f, offset_bytes, len_bytes, 0,
+                                             per_block_calls=True), "posix_fallocate")
 
     def crash_state(self):
         """What a power loss right now would leave on stable media (``durability.py``)."""
@@ -262,194 +265,6 @@ class Filesystem:
         f.lru[pages] = self.cache.next_tick()
         f.nr_cached += new
         self.cache.cached(new)
-
-    # -- write() ----------------------------------------------------------------------
-    def _write(self, f: File, off: int, n: int, issuer: int, per_block_calls: bool = False):
-        cfg, cache = self.cfg, self.cache
-        p0, p1 = off // P, -(-(off + n) // P)
-        yield cfg.syscall_ns * ((p1 - p0) if per_block_calls else 1)
-        if n == 0:
-            return 0
-        f.ensure(p1)
-        if self.policy.write_starts_handle:
-            yield from self.journal.start_handle()
-        yield from self._read_partial_pages(f, off, off + n, p0, p1, issuer)
-        if cfg.stable_pages:
-            while True:
-                busy = f.pages_with(WRITEBACK, p0, p1)
-                if busy.size == 0:
-                    break
-                self.stats_stable_page_waits += 1
-                yield from self.writeback.wait_pages(f, busy)
-        holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
-        if holes.size:
-            yield from self.policy.on_write_holes(self, f, holes)
-        if cfg.copy_ns_per_page:
-            yield cfg.copy_ns_per_page * (p1 - p0)
-        st = f.state[p0:p1]
-        new_cached = int(np.count_nonzero((st & CACHED) == 0))
-        new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
-        st |= np.uint8(self.policy.write_flags)
-        f.wepoch[p0:p1] = NOT_ON_DEVICE
-        f.lru[p0:p1] = cache.next_tick()
-        f.nr_cached += new_cached
-        if new_dirty:
-            f.note_dirty(p0, p1)
-        f.nr_dirty += new_dirty
-        if new_dirty and f.dirtied_ns < 0:
-            f.dirtied_ns = self.sim.now_ns
-        self.policy.note_data_write(self, f, p0, p1)
-        if off + n > f.size_bytes:
-            f.size_bytes = off + n
-            self.policy.size_changed(self, f)
-        self._update_mtime(f)
-        cache.cached(new_cached)
-        cache.dirtied(new_dirty)
-        yield from cache.balance_dirty_pages()
-        return n
-
-    def _update_mtime(self, f: File) -> None:
-        tick = self.sim.now_ns // self.policy.timestamp_granularity_ns
-        if tick != f.mtime_s:
-            f.mtime_s = tick
-            self.policy.touch_mtime(self, f)
-
-    def _read_partial_pages(self, f: File, start: int, end: int, p0: int, p1: int, issuer: int):
-        """Read-modify-write: the first/last page, if only partly overwritten, not
-        cached and backed by a written block, must be read before the copy."""
-        cand = []
-        if start % P:
-            cand.append(p0)
-        if end % P and (p1 - 1 != p0 or not cand):
-            cand.append(p1 - 1)
-        need = [p for p in cand if not f.state[p] & (CACHED | DELALLOC | UNWRITTEN)
-                and f.block[p] >= 0]
-        if not need:
-            return
-        pages = np.array(need, np.int64)
-        self.stats_rmw_reads += len(need)
-        yield from self._read_pages_wait(f, pages, issuer)
-
-    def _read_pages_wait(self, f: File, pages: np.ndarray, issuer: int):
-        """Generator: bring ``pages`` into the cache (reading those with written blocks)."""
-        st = f.state[pages]
-        inflight = pages[(st & LOCKED) != 0]
-        todo = pages[(st & (CACHED | LOCKED)) == 0]
-        zero = todo[(f.block[todo] < 0) | ((f.state[todo] & UNWRITTEN) != 0)]
-        if zero.size:
-            self.mark_cached(f, zero)
-        todo = todo[(f.block[todo] >= 0) & ((f.state[todo] & UNWRITTEN) == 0)]
-        evs = self.writeback.pending_events(f, inflight) if inflight.size else []
-        if todo.size:
-            f.state[todo] |= np.uint8(LOCKED)
-            _bios, new_evs, gate = self.writeback.read_pages(f, todo, issuer)
-            evs += new_evs
-            if gate is not None:
-                yield gate
-        if evs:
-            yield from self.wait(all_of(self.sim, evs))
-
-    # -- read() -----------------------------------------------------------------------
-    def _read(self, f: File, off: int, n: int, issuer: int):
-        cfg = self.cfg
-        yield cfg.syscall_ns
-        n = max(0, min(n, f.size_bytes - off))
-        if n == 0:
-            return 0
-        p0, p1 = off // P, -(-(off + n) // P)
-        f.ensure(f.npages)
-        ra_max = self.cache.cfg.read_ahead_kb // 4
-        if p0 == f.ra_next and ra_max:
-            f.ra_pages = min(max(2 * f.ra_pages, 4), ra_max)
-        else:
-            f.ra_pages = 0
-        f.ra_next = p1
-        want = np.arange(p0, p1)
-        missing = want[(f.state[p0:p1] & CACHED) == 0]
-        if missing.size or f.ra_pages:
-            ra_end = min(f.npages, p1 + f.ra_pages)
-            if ra_end > p1:
-                extra = np.arange(p1, ra_end)
-                extra = extra[(f.state[p1:ra_end] & (CACHED | LOCKED)) == 0]
-                extra = extra[(f.block[extra] >= 0) & ((f.state[extra] & UNWRITTEN) == 0)]
-                if extra.size:
-                    f.state[extra] |= np.uint8(LOCKED)
-                    _b, _e, gate = self.writeback.read_pages(f, extra, issuer, sync=False)
-            if missing.size:
-                yield from self._read_pages_wait(f, missing, issuer)
-        f.lru[p0:p1] = self.cache.next_tick()
-        if cfg.copy_ns_per_page:
-            yield cfg.copy_ns_per_page * (p1 - p0)
-        return n
-
-    # -- O_DIRECT ---------------------------------------------------------------------
-    def _flush_cached_range(self, f: File, p0: int, p1: int):
-        """Before O_DIRECT: write out and drop the range's cached pages."""
-        if f.nr_cached == 0 or p0 >= f.cap:
-            return
-        if f.pages_with(DIRTY | WRITEBACK, p0, p1).size:
-            yield from self.writeback.write_range(f, p0, p1, sync_all=True)
-            yield from self.writeback.wait_range(f, p0, p1)
-        cached = f.pages_with(CACHED, p0, p1)
-        cached = cached[(f.state[cached] & (DIRTY | WRITEBACK | LOCKED)) == 0]
-        if cached.size:
-            f.state[cached] &= ~np.uint8(CACHED)
-            f.nr_cached -= int(cached.size)
-            self.cache.nr_cached -= int(cached.size)
-
-    def _direct_bios(self, f: File, op: int, off: int, n: int, issuer: int) -> list:
-        """Bios for bytes [off, off+n): one per physically contiguous run of written
-        blocks (holes and unwritten extents read as zeros without I/O)."""
-        p0, p1 = off // P, -(-(off + n) // P)
-        pages = np.arange(p0, p1)
-        blocks = f.block[p0:p1].copy()
-        if op == READ:
-            blocks[(f.state[p0:p1] & UNWRITTEN) != 0] = -1
-        bios = []
-        for s, e in runs(pages, blocks):
-            if blocks[s] < 0:
-                continue
-            lo = max(off, (p0 + s) * P)
-            hi = min(off + n, (p0 + e) * P)
-            dev = int(blocks[s]) * P + (lo - (p0 + s) * P)
-            bios.append(IORequest(op, dev, hi - lo, None, True, False, issuer))
-        return bios
-
-    def _direct_write(self, f: File, off: int, n: int, issuer: int):
-        cfg = self.cfg
-        yield cfg.syscall_ns
-        p0, p1 = off // P, -(-(off + n) // P)
-        f.ensure(p1)
-        yield from self._flush_cached_range(f, p0, p1)
-        holes = np.flatnonzero(f.block[p0:p1] < 0) + p0
-        if holes.size:
-            yield from self.allocate(f, holes, unwritten=True)
-        bios = self._direct_bios(f, WRITE, off, n, issuer)
-        yield from self.submit_and_wait(bios)
-        f.state[p0:p1] |= np.uint8(HASDATA)
-        f.wepoch[p0:p1] = self.flush_epoch
-        self.policy.end_io(self, f, p0, p1 - p0)
-        if off + n > f.size_bytes:
-            f.size_bytes = off + n
-            f.disksize_bytes = f.size_bytes
-            self.journal.dirty_meta((self.layout.inode(f.ino),), f, datasync=True)
-        self._update_mtime(f)
-        return n
-
-    def _direct_read(self, f: File, off: int, n: int, issuer: int):
-        yield self.cfg.syscall_ns
-        n = max(0, min(n, f.size_bytes - off))
-        if n == 0:
-            return 0
-        p0, p1 = off // P, -(-(off + n) // P)
-        f.ensure(p1)
-        if f.nr_cached and f.pages_with(DIRTY | WRITEBACK, p0, p1).size:
-            yield from self.writeback.write_range(f, p0, p1, sync_all=True)
-            yield from self.writeback.wait_range(f, p0, p1)
-        bios = self._direct_bios(f, READ, off, n, issuer)
-        if bios:
-            yield from self.submit_and_wait(bios)
-        return n
 
     # -- fsync, sync_file_range, fallocate ----------------------------------------------
     def _fsync(self, f: File, datasync: bool, issuer: int):

@@ -17,7 +17,6 @@ Deliberately not modelled: the reservation windows of the block allocator,
 """
 from __future__ import annotations
 
-from .file import WRITEBACK
 from .policy import FsPolicy
 
 

@@ -151,6 +151,8 @@ class Journal:
             if self.requested_tid < self.running.tid:
                 yield self._wake
                 self._wake = Event(self.sim)
+                if self.fs.cfg.wakeup_ns:        # the commit thread was asleep
+                    yield self.fs.cfg.wakeup_ns
             if self.requested_tid >= self.running.tid and not self.running.empty:
                 yield from self._commit()
             elif self.requested_tid >= self.running.tid:

@@ -47,7 +47,7 @@ class FsPolicy:
     def alloc_keys(self, fs, f, pages: np.ndarray, first_block: int) -> set[int]:
         lay = fs.layout
         keys = {lay.bitmap(first_block), lay.group_desc(first_block), lay.inode(f.ino)}
-        keys.update(lay.map_block(f.ino, int(p)) for p in np.unique(pages // 1024) * 1024)
+        keys.update(lay.map_block(f.ino, p * 1024) for p in set((pages // 1024).tolist()))
         return keys
 
     # -- write() -------------------------------------------------------------------------

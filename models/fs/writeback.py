@@ -34,7 +34,7 @@ import numpy as np
 
 from ..device.request import READ, WRITE, IORequest
 from ..sim import Event, all_of
-from .file import CACHED, DELALLOC, DIRTY, WRITEBACK
+from .file import DELALLOC, DIRTY, WRITEBACK
 
 NOT_ON_DEVICE = np.iinfo(np.int32).max
 BIO_MAX_PAGES = 256
@@ -46,6 +46,10 @@ def runs(pages: np.ndarray, blocks: np.ndarray, max_pages: int = BIO_MAX_PAGES):
     n = int(pages.size)
     if n == 0:
         return []
+    if (n <= max_pages and int(pages[-1]) - int(pages[0]) == n - 1
+            and int(blocks[-1]) - int(blocks[0]) == n - 1
+            and (n < 3 or bool((np.diff(blocks) == 1).all()))):
+        return [(0, n)]
     brk = np.flatnonzero((np.diff(pages) != 1) | (np.diff(blocks) != 1)) + 1
     bounds = np.concatenate(([0], brk, [n])).tolist()
     out = []
@@ -173,8 +177,9 @@ class Writeback:
 
     # -- waiting -------------------------------------------------------------------------
     def pending_events(self, f, pages: np.ndarray) -> list[Event]:
-        ids = np.unique(f.wb[pages])
-        return [self.events[int(i)] for i in ids if int(i) in self.events]
+        ids = sorted(set(f.wb[pages].tolist()))
+        ev = self.events
+        return [ev[i] for i in ids if i in ev]
 
     def wait_pages(self, f, pages: np.ndarray):
         """Generator: wait until the writeback of ``pages`` (those under it) completes."""

@@ -1,0 +1,145 @@
+"""Buffered I/O through the page cache: ``write()`` and ``read()``.
+
+``write`` (``generic_perform_write`` with the filesystem's ``write_begin``): syscall
+CPU; a journal handle (ext3/ext4: may wait for a checkpoint); read-modify-write - a
+write that covers only part of a 4 KB page that is not cached reads the page first,
+if the page has a written block (holes, unwritten extents and new pages past the
+written data are zero-filled instead); with ``stable_pages`` a wait for pages under
+writeback; block allocation (ext3) or reservation (delayed allocation); the copy
+(CPU per page); the size and mtime updates; ``balance_dirty_pages``.
+
+``read``: cached pages are copied; missing pages are read in physically contiguous
+bios, with a sequential read-ahead window that starts at 4 pages and doubles up to
+``read_ahead_kb`` (``ondemand_readahead`` without its async-marker refinements).
+
+Deliberately not modelled: i_mutex between concurrent writers of one file, the
+``iov_iter`` fault-in path, mmap.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..sim import all_of
+from .config import PAGE_BYTES
+from .file import CACHED, DELALLOC, DIRTY, LOCKED, UNWRITTEN, WRITEBACK, File
+from .writeback import NOT_ON_DEVICE
+
+P = PAGE_BYTES
+
+
+def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = False):
+    cfg, cache = fs.cfg, fs.cache
+    p0, p1 = off // P, -(-(off + n) // P)
+    yield cfg.syscall_ns * ((p1 - p0) if per_block_calls else 1)
+    if n == 0:
+        return 0
+    f.ensure(p1)
+    if fs.policy.write_starts_handle:
+        yield from fs.journal.start_handle()
+    yield from read_partial_pages(fs, f, off, off + n, p0, p1, issuer)
+    if cfg.stable_pages:
+        while True:
+            busy = f.pages_with(WRITEBACK, p0, p1)
+            if busy.size == 0:
+                break
+            fs.stats_stable_page_waits += 1
+            yield from fs.writeback.wait_pages(f, busy)
+    holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
+    if holes.size:
+        yield from fs.policy.on_write_holes(fs, f, holes)
+    if cfg.copy_ns_per_page:
+        yield cfg.copy_ns_per_page * (p1 - p0)
+    st = f.state[p0:p1]
+    new_cached = int(np.count_nonzero((st & CACHED) == 0))
+    new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
+    st |= np.uint8(fs.policy.write_flags)
+    f.wepoch[p0:p1] = NOT_ON_DEVICE
+    f.lru[p0:p1] = cache.next_tick()
+    f.nr_cached += new_cached
+    if new_dirty:
+        f.note_dirty(p0, p1)
+    f.nr_dirty += new_dirty
+    if new_dirty and f.dirtied_ns < 0:
+        f.dirtied_ns = fs.sim.now_ns
+    fs.policy.note_data_write(fs, f, p0, p1)
+    if off + n > f.size_bytes:
+        f.size_bytes = off + n
+        fs.policy.size_changed(fs, f)
+    update_mtime(fs, f)
+    cache.cached(new_cached)
+    cache.dirtied(new_dirty)
+    yield from cache.balance_dirty_pages()
+    return n
+
+def update_mtime(fs, f: File) -> None:
+    tick = fs.sim.now_ns // fs.policy.timestamp_granularity_ns
+    if tick != f.mtime_s:
+        f.mtime_s = tick
+        fs.policy.touch_mtime(fs, f)
+
+def read_partial_pages(fs, f: File, start: int, end: int, p0: int, p1: int, issuer: int):
+    """Read-modify-write: the first/last page, if only partly overwritten, not
+    cached and backed by a written block, must be read before the copy."""
+    cand = []
+    if start % P:
+        cand.append(p0)
+    if end % P and (p1 - 1 != p0 or not cand):
+        cand.append(p1 - 1)
+    need = [p for p in cand if not f.state[p] & (CACHED | DELALLOC | UNWRITTEN)
+            and f.block[p] >= 0]
+    if not need:
+        return
+    pages = np.array(need, np.int64)
+    fs.stats_rmw_reads += len(need)
+    yield from read_pages_wait(fs, f, pages, issuer)
+
+def read_pages_wait(fs, f: File, pages: np.ndarray, issuer: int):
+    """Generator: bring ``pages`` into the cache (reading those with written blocks)."""
+    st = f.state[pages]
+    inflight = pages[(st & LOCKED) != 0]
+    todo = pages[(st & (CACHED | LOCKED)) == 0]
+    zero = todo[(f.block[todo] < 0) | ((f.state[todo] & UNWRITTEN) != 0)]
+    if zero.size:
+        fs.mark_cached(f, zero)
+    todo = todo[(f.block[todo] >= 0) & ((f.state[todo] & UNWRITTEN) == 0)]
+    evs = fs.writeback.pending_events(f, inflight) if inflight.size else []
+    if todo.size:
+        f.state[todo] |= np.uint8(LOCKED)
+        _bios, new_evs, gate = fs.writeback.read_pages(f, todo, issuer)
+        evs += new_evs
+        if gate is not None:
+            yield gate
+    if evs:
+        yield from fs.wait(all_of(fs.sim, evs))
+
+def read(fs, f: File, off: int, n: int, issuer: int):
+    cfg = fs.cfg
+    yield cfg.syscall_ns
+    n = max(0, min(n, f.size_bytes - off))
+    if n == 0:
+        return 0
+    p0, p1 = off // P, -(-(off + n) // P)
+    f.ensure(f.npages)
+    ra_max = fs.cache.cfg.read_ahead_kb // 4
+    if p0 == f.ra_next and ra_max:
+        f.ra_pages = min(max(2 * f.ra_pages, 4), ra_max)
+    else:
+        f.ra_pages = 0
+    f.ra_next = p1
+    want = np.arange(p0, p1)
+    missing = want[(f.state[p0:p1] & CACHED) == 0]
+    if missing.size or f.ra_pages:
+        ra_end = min(f.npages, p1 + f.ra_pages)
+        if ra_end > p1:
+            extra = np.arange(p1, ra_end)
+            extra = extra[(f.state[p1:ra_end] & (CACHED | LOCKED)) == 0]
+            extra = extra[(f.block[extra] >= 0) & ((f.state[extra] & UNWRITTEN) == 0)]
+            if extra.size:
+                f.state[extra] |= np.uint8(LOCKED)
+                _b, _e, gate = fs.writeback.read_pages(f, extra, issuer, sync=False)
+        if missing.size:
+            yield from read_pages_wait(fs, f, missing, issuer)
+    f.lru[p0:p1] = fs.cache.next_tick()
+    if cfg.copy_ns_per_page:
+        yield cfg.copy_ns_per_page * (p1 - p0)
+    return n
