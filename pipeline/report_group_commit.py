@@ -88,7 +88,8 @@ def plot(rows: list[dict], path: str | Path) -> Path:
             ax.plot([c for c, _ in pts], [t for _, t in pts], marker="o", label=case)
         ax.set_xlabel("concurrency (mysqlslap connections)")
         ax.set_ylabel("transactions/s")
-        ax.set_title(f"mysqlslap write, binlog on, flush_log_at_trx_commit=1 {name}".strip())
+        ax.set_title("mysqlslap write, binlog on, innodb_flush_log_at_trx_commit=1"
+                     + (f"\n{name}" if name else ""), fontsize=10)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)

@@ -32,6 +32,7 @@ class InnoDBPlugin104(CommitPath):
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
         self.prepare_commit_mutex = Mutex(self.sim, "prepare_commit_mutex")
+        self.mutex_hold_ns = 0
 
     def commit_2pc(self, trx: Trx):
         xa = self.cfg.innodb_support_xa
@@ -39,9 +40,11 @@ class InnoDBPlugin104(CommitPath):
         if xa:
             yield from self.prepare(trx)
             yield from self.cpu.wait(mutex.acquire())
+        t0 = self.sim.now_ns
         yield from self.binlog_write(trx)
         lsn = yield from self.commit_low(trx, flush=False)
         if xa:
+            self.mutex_hold_ns += self.sim.now_ns - t0
             mutex.release()
         yield from self.redo.commit_flush(lsn)     # trx_commit_complete_for_mysql
         yield from self.binlog.unlog()
@@ -50,4 +53,5 @@ class InnoDBPlugin104(CommitPath):
         m = self.prepare_commit_mutex
         return {"prepare_commit_mutex.acquisitions": m.acquisitions,
                 "prepare_commit_mutex.contended": m.contended,
-                "prepare_commit_mutex.wait_s": m.wait_ns_total / 1e9}
+                "prepare_commit_mutex.wait_s": m.wait_ns_total / 1e9,
+                "prepare_commit_mutex.hold_s": self.mutex_hold_ns / 1e9}

@@ -30,14 +30,17 @@ class MySQL51Builtin(CommitPath):
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
         self.prepare_commit_mutex = Mutex(self.sim, "prepare_commit_mutex")
+        self.mutex_hold_ns = 0
 
     def commit_2pc(self, trx: Trx):
         mutex = self.prepare_commit_mutex
         yield from self.cpu.wait(mutex.acquire())
+        t0 = self.sim.now_ns
         if self.cfg.innodb_support_xa:
             yield from self.prepare(trx)
         yield from self.binlog_write(trx)
         yield from self.commit_low(trx, flush=True)
+        self.mutex_hold_ns += self.sim.now_ns - t0
         mutex.release()
         yield from self.binlog.unlog()
 
@@ -45,4 +48,5 @@ class MySQL51Builtin(CommitPath):
         m = self.prepare_commit_mutex
         return {"prepare_commit_mutex.acquisitions": m.acquisitions,
                 "prepare_commit_mutex.contended": m.contended,
-                "prepare_commit_mutex.wait_s": m.wait_ns_total / 1e9}
+                "prepare_commit_mutex.wait_s": m.wait_ns_total / 1e9,
+                "prepare_commit_mutex.hold_s": self.mutex_hold_ns / 1e9}
