@@ -285,6 +285,10 @@ class TxgPool:
             self.records.append((txg, wepoch))
             for f, size in sizes.items():
                 f.size_log.append((txg, size))
+            # zil_clean: log records of a synced txg are dropped (pages not written since)
+            for f, pages in evs_pages:
+                done = pages[(f.state[pages] & DIRTY) == 0]
+                f.state[done] &= ~np.uint8(INTENT)
             self.committed_tid = txg
             self.txg_syncs += 1
             for ev in self.waiters:
