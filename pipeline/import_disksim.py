@@ -162,7 +162,7 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
     m = spec.model
     p = spec.params
     dist, ms = seek_table(spec)
-    rd_ms, _ = transfer_ms_per_sector(spec)
+    rd_ms, wr_ms = transfer_ms_per_sector(spec)
     if rd_ms <= 0:
         raise ValueError(f"{spec.name}: no transfer time on the disk, bus or controller")
     seg_bytes = int(p["Segment size (in blks)"]) * 512
@@ -199,6 +199,14 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "overhead_write_hit_after_write_ms": float(p["Write hit over. after write"]),
         "overhead_write_miss_after_write_ms": float(p["Write miss over. after write"]),
         "interface_mb_s": round(512 / (rd_ms * 1e-3) / 1e6, 6),
+        "interface_write_mb_s": round(512 / (wr_ms * 1e-3) / 1e6, 6) if wr_ms != rd_ms else None,
+        "read_watermark": float(p.get("High (read) water mark", 0.0)),
+        "watermark_by_request": bool(int(p.get("Set watermark by reqsize", 1))),
+        "overhead_reselect_ms": float(p.get("First reselect overhead", 0.0)),
+        "overhead_data_prep_ms": float(p.get("Data preparation overhead", 0.0)),
+        "overhead_read_complete_ms": float(p.get("Read completion overhead", 0.0)),
+        "overhead_write_complete_ms": float(p.get("Write completion overhead", 0.0)),
+        "min_seek_ms": float(p.get("Minimum seek delay", 0.0)),
         "cache_segments": int(p["Number of buffer segments"]),
         "cache_segment_bytes": seg_bytes,
         "read_ahead_max_bytes": min(ra_max, seg_bytes),
@@ -222,9 +230,6 @@ def unmapped(spec: DiskSpec) -> list[str]:
     if any(z.defects for z in m.zones):
         out.append(f"remapped defects: {sum(len(z.defects) for z in m.zones)} (their sectors "
                    "are read in place)")
-    rd, wr = transfer_ms_per_sector(spec)
-    if rd != wr:
-        out.append(f"bus transfer differs for reads ({rd}) and writes ({wr}) ms/sector")
     if int(p.get("Fast write level", 0)) == 1:
         out.append("Fast write level 1: write-back only while the write appends to the dirty "
                    "segment or nothing else is queued (imported as write_cache: true; the "
@@ -233,20 +238,31 @@ def unmapped(spec: DiskSpec) -> list[str]:
             and not int(p.get("Maximum read-ahead (blks)", 0))):
         out.append("Read-ahead over requested with a maximum read-ahead of 0 (read-ahead "
                    "sized by the segment)")
-    for key in ("Read any free blocks", "Stop prefetch in sector",
-                "Use separate write segment", "Hold bus entire read xfer",
-                "Immediate buffer read", "Extra write disconnect"):
-        if int(p.get(key, 0)):
-            out.append(f"{key} = {p[key]}")
-    for key in ("Read completion overhead", "Write completion overhead",
-                "Data preparation overhead", "First reselect overhead",
-                "Other reselect overhead", "Read disconnect afterread",
-                "Read disconnect afterwrite", "Write disconnect overhead",
-                "Extradisc command overhead", "Extradisc disconnect overhead",
-                "Extradisc inter-disconnect delay", "Extradisc 2nd disconnect overhead",
-                "Extradisc seek delta", "Minimum seek delay", "Per-request overhead time"):
+    if int(p.get("Read any free blocks", 0)):
+        out.append("Read any free blocks = 1 (after a seek the head buffers the sectors of "
+                   "the track that pass before the requested one)")
+    if int(p.get("Immediate buffer read", 0)) or int(p.get("Immediate buffer write", 0)):
+        out.append("Immediate buffer read/write = 1 (zero-latency access: a track's sectors "
+                   "are transferred in the order they pass the head)")
+    if float(p.get("Low (write) water mark", 0.0)):
+        out.append(f"Low (write) water mark = {p['Low (write) water mark']} (only matters "
+                   "for writes larger than a segment; write data is taken in whole)")
+    if not int(p.get("Allow read hits on write data", 1)):
+        out.append("Allow read hits on write data = 0 (reads hit on buffered write data)")
+    for key in ("Read disconnect afterread", "Read disconnect afterwrite",
+                "Write disconnect overhead", "Other reselect overhead"):
+        if float(p.get(key, 0.0)):
+            out.append(f"{key} = {p[key]} ms (a disconnect message; it does not delay the "
+                       "drive at queue depth 1)")
+    if int(p.get("Extra write disconnect", 0)):
+        out.append("Extra write disconnect = 1 and its Extradisc overheads (DiskSim 4.0 "
+                   "never sets the flag: disksim_diskcache.c has it commented out)")
+    for key in ("Per-request overhead time",):
         if float(p.get(key, 0.0)):
             out.append(f"{key} = {p[key]} ms")
+    if int(p.get("Use separate write segment", 0)):
+        out.append("Use separate write segment = 1 (DiskSim 4.0 never initialises the "
+                   "dedicated segment: writes share the segments)")
     return out
 
 

@@ -15,9 +15,13 @@ mechanisms):
   simulated time (``now_ns mod revolution``): a command that arrives just after its
   sector passed the head waits almost a whole revolution. Never an averaged latency.
 - Controller: per-command overheads (read hit, read miss, write hit, write miss,
-  flush; optionally different after a write, as DiskSim has them), the host
-  interface rate (a read's data leaves the drive as it comes off
-  the media; a write's data arrives before it is written).
+  flush; optionally different after a write, as DiskSim has them), data preparation,
+  reconnection and completion (status) overheads, the host interface rate (separate
+  for write data if need be). A read miss disconnects and reconnects once its
+  watermark's worth is buffered, then streams as the sectors come off the media; a
+  write's sectors are written once they crossed the link, after at least the
+  minimum seek delay (disksim_diskctlr.c: disk_read_arrive, disk_write_arrive,
+  disk_check_bus, disk_request_complete).
 - Buffer: ``cache_segments`` circular segments of ``cache_segment_bytes``; after a
   media read the drive keeps reading ahead (``read_ahead_scheme``: a number of bytes,
   to the track or cylinder end, or DiskSim's DEC track-stream scheme) for as long as
@@ -35,9 +39,9 @@ mechanisms):
   A FLUSH is a barrier: commands queued after it are not served before it.
 
 Deliberately not modelled: remapped defects (sectors relocated to a spare elsewhere),
-zero-latency (out-of-order) track reads, seek-time variance between reads and writes other than the settle time,
-thermal recalibration, retries, power states, different bus rates for reads and
-writes (one interface rate).
+zero-latency (out-of-order) track reads, seek-time variance between reads and writes
+other than the settle time, thermal recalibration, retries, power states, the disconnect messages themselves
+(they do not delay the drive at queue depth 1), bus arbitration with other devices.
 """
 from __future__ import annotations
 
@@ -169,7 +173,22 @@ class HDDConfig:
       ``overhead_write_hit_after_write_ms``, ``overhead_write_miss_after_write_ms``
       [... over. after write]; None = same as after a read.
       - ``interface_mb_s``: host link rate in 10^6 bytes/s (6 Gb/s SAS ~ 600)
-        [512 / Bulk sector transfer time in ms / 1000].
+        [512 / Bulk sector transfer time in ms / 1000; the slowest of disk, bus and
+        controller]; ``interface_write_mb_s``: the rate for write data when it
+        differs (a bus's Write block transfer time); None = ``interface_mb_s``.
+      - ``read_watermark``: a read miss disconnects from the host after its command;
+        the drive reconnects to send data once this fraction is buffered - of
+        min(request, segment) with ``watermark_by_request``, else of the segment - and
+        then holds the link while the media catches up [High (read) water mark, Set
+        watermark by reqsize]; 0 = after the first sector.
+      - ``overhead_reselect_ms``: reconnecting to the host after a disconnect (read
+        miss data, status of a write that went to the media) [First reselect
+        overhead]; ``overhead_data_prep_ms``: before a data transfer [Data
+        preparation overhead]; ``overhead_read_complete_ms``,
+        ``overhead_write_complete_ms``: sending a command's status [Read/Write
+        completion overhead].
+      - ``min_seek_ms``: a media write positions for at least this long (settling
+        the servo for writing even on the same track) [Minimum seek delay].
 
     Buffer
       - ``cache_segments`` [Number of buffer segments],
@@ -229,6 +248,14 @@ class HDDConfig:
     overhead_write_hit_after_write_ms: float | None = None
     overhead_write_miss_after_write_ms: float | None = None
     interface_mb_s: float = 600.0
+    interface_write_mb_s: float | None = None
+    read_watermark: float = 0.0
+    watermark_by_request: bool = True
+    overhead_reselect_ms: float = 0.0
+    overhead_data_prep_ms: float = 0.0
+    overhead_read_complete_ms: float = 0.0
+    overhead_write_complete_ms: float = 0.0
+    min_seek_ms: float = 0.0
     cache_segments: int = 1
     cache_segment_bytes: int = 0
     read_ahead_max_bytes: int = 0
@@ -269,7 +296,9 @@ class HDDConfig:
         for key in ("seek_single_cyl_ms", "seek_avg_ms", "seek_full_stroke_ms",
                     "head_switch_ms", "write_settle_ms", "overhead_read_hit_ms",
                     "overhead_read_miss_ms", "overhead_write_hit_ms",
-                    "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms"):
+                    "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms",
+                    "overhead_reselect_ms", "overhead_data_prep_ms", "overhead_read_complete_ms",
+                    "overhead_write_complete_ms", "min_seek_ms"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
         for key in ("overhead_read_hit_after_write_ms", "overhead_read_miss_after_write_ms",
@@ -291,6 +320,11 @@ class HDDConfig:
                                  "seek_full_stroke_ms for the three-point seek curve")
         if not self.interface_mb_s > 0:
             raise ValueError(f"interface_mb_s: must be > 0, got {self.interface_mb_s}")
+        if self.interface_write_mb_s is not None and not self.interface_write_mb_s > 0:
+            raise ValueError(f"interface_write_mb_s: must be > 0 (or None), got "
+                             f"{self.interface_write_mb_s}")
+        if not 0.0 <= self.read_watermark <= 1.0:
+            raise ValueError(f"read_watermark: must be within [0, 1], got {self.read_watermark}")
         if self.cache_segments < 1:
             raise ValueError(f"cache_segments: must be >= 1, got {self.cache_segments}")
         for key in ("cache_segment_bytes", "read_ahead_max_bytes", "read_ahead_min_bytes",

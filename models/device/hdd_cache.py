@@ -42,12 +42,13 @@ import numba
 
 from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
                        G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_EXT,
-                       RA_CYLINDER, RA_TRACK, RA_TRACK_STREAM, X_IDLE_HIT, X_RA_SCHEME,
-                       X_WINDOW_HITS, cylinder_end, track_span,
+                       RA_CYLINDER, RA_TRACK, RA_TRACK_STREAM, X_BUSW, X_IDLE_HIT, X_MINSEEK,
+                       X_OVH_PREP, X_OVH_RCOMP, X_OVH_RESEL, X_OVH_WCOMP, X_RA_SCHEME,
+                       X_WATER, X_WATER_REQ, X_WINDOW_HITS, cylinder_end, track_span,
                        OVH_AFTER_READ, OVH_AFTER_WRITE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
                        OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
                        P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
-                       P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
+                       P_REV, P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
                        Q_CAND, Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP, Q_SEQ, Q_SEQCTR, Q_T, QCOLS, SEG_CLOCK, SEGCOLS, ST_LBA,
                        ST_LO, ST_MIN, ST_ON, ST_SEG, ST_STOP, ST_T, begin_time, locate, reach,
                        sptf_pick, stream_pos, stream_times, xfer)
@@ -247,7 +248,7 @@ def serve_read(S, a, n, now):
     if k >= 0:
         seg_touch(S, k)
         S[C_SEG_HITS] += 1.0
-        done = now + S[P_OVH_RH] + n * bus
+        done = now + S[P_OVH_RH] + S[ext + X_OVH_PREP] + n * bus + S[ext + X_OVH_RCOMP]
         if S[ext + X_IDLE_HIT] > 0.0:
             idle_hit_restart(S, k, a, b, now + S[P_OVH_RH])
         return done, 1
@@ -259,7 +260,7 @@ def serve_read(S, a, n, now):
         if a >= seg_lo and (a < x0 or S[ext + X_WINDOW_HITS] > 0.0):
             t = now + S[P_OVH_RH]
             x, c, h = stream_pos(S, la, S[ST_T], t, stop)
-            done = t + n * bus
+            done = t + S[ext + X_OVH_PREP] + n * bus
             new_stop = max(stop, ra_stop(S, seg_lo, a, b))
             paused = x >= stop
             if b > x:
@@ -277,7 +278,7 @@ def serve_read(S, a, n, now):
                 stream_resume(S, c, h, t, new_stop)
             S[ST_MIN] = max(S[ST_MIN], min(b + S[P_RAMIN], S[P_NSECT]))
             S[C_STREAM_HITS] += 1.0
-            return done, 1
+            return done + S[ext + X_OVH_RCOMP], 1
     t = now + S[P_OVH_RM]
     t_free, c0, h0 = stream_stop(S, now)
     ts, tf, te, c, h = xfer(S, a, n, c0, h0, max(t_free, t), False, 0.0)
@@ -286,10 +287,24 @@ def serve_read(S, a, n, now):
     S[H_TFREE] = te
     S[C_SEEKS] += 1.0
     stream_start(S, a, b, c, h, te)
+    # the drive disconnected after the command; it reconnects once the watermark's
+    # worth of the read is buffered, then streams at the link rate (holding the link
+    # while the media catches up)
+    seg = S[P_SEGSEC] if S[P_SEGSEC] > 0.0 else n
+    if S[ext + X_WATER_REQ] > 0.0:
+        w = max(1.0, math.floor(min(seg, n) * S[ext + X_WATER]))
+    else:
+        w = max(1.0, math.ceil(seg * S[ext + X_WATER]))
+    t_w = tf
+    if w >= n:
+        t_w = te
+    elif w > 1.0:
+        t_w = xfer(S, a, w, c0, h0, max(t_free, t), False, 0.0)[2]
     done = te + bus
-    if tf + n * bus > done:
-        done = tf + n * bus
-    return done, 0
+    start = t_w + S[ext + X_OVH_RESEL] + S[ext + X_OVH_PREP]
+    if start + n * bus > done:
+        done = start + n * bus
+    return done + S[ext + X_OVH_RCOMP], 0
 
 
 @numba.njit(cache=True)
@@ -310,7 +325,8 @@ def destage_one(S, t):
             best = i
     a = S[od + best * DCOLS]
     n = S[od + best * DCOLS + 1]
-    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, 0.0)
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True,
+                            t_free + S[int(S[O_EXT]) + X_MINSEEK])
     for j in range(od + best * DCOLS, od + (dn - 1) * DCOLS):
         S[j] = S[j + DCOLS]
     S[D_N] = dn - 1
@@ -329,9 +345,14 @@ def write_cacheable(S, n, fua):
 
 @numba.njit(cache=True)
 def serve_write(S, a, n, fua, now):
-    bus = S[P_BUS]
+    """A write: into the write cache (the command's overhead, data preparation, the
+    data over the link, status), or to the media (the arm positions for at least the
+    minimum seek delay; sector i is written once it crossed the link; after the last
+    the drive reconnects to send status)."""
+    ext = int(S[O_EXT])
+    busw = S[ext + X_BUSW]
     if write_cacheable(S, n, fua):
-        t = now + S[P_OVH_WH] + n * bus
+        t = now + S[P_OVH_WH] + S[ext + X_OVH_PREP] + n * busw
         while S[D_N] > 0.0 and (S[D_SECT] + n > S[P_WCMAX] or S[D_N] >= S[P_DCAP]):
             t = destage_one(S, t)
         od = int(S[O_DIRTY])
@@ -345,16 +366,21 @@ def serve_write(S, a, n, fua, now):
             S[D_N] = dn + 1
         S[D_SECT] += n
         seg_put(S, a, a + n)
-        return t, 1
+        return t + S[ext + X_OVH_WCOMP], 1
     t = now + S[P_OVH_WM]
-    t_free, c0, h0 = stream_stop(S, t)
-    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, t + n * bus)
+    t_free, c0, h0 = stream_stop(S, now)
+    t_free = max(t_free, t)
+    c, h, s, spt, ang = locate(S, a)
+    # the first sector may go once it is in; a link slower than the media delays the
+    # start so that the last sector is in before its turn
+    data = t + S[ext + X_OVH_PREP] + busw + (n - 1.0) * max(busw - S[P_REV] / spt, 0.0)
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, max(data, t_free + S[ext + X_MINSEEK]))
     S[H_CYL] = c
     S[H_HEAD] = h
     S[H_TFREE] = te
     S[C_SEEKS] += 1.0
     seg_put(S, a, a + n)
-    return te, 0
+    return te + S[ext + X_OVH_RESEL] + S[ext + X_OVH_WCOMP], 0
 
 
 @numba.njit(cache=True)

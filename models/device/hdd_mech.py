@@ -219,6 +219,7 @@ def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq, x=-1.0)
     stream_on = S[ST_ON] > 0.0
     lo = S[ST_LO]
     stop = S[ST_STOP]
+    busw = S[int(S[O_EXT]) + X_BUSW]
     if stream_on and x >= 0.0:
         lo = max(lo, x - S[P_SEGSEC])
         if S[int(S[O_EXT]) + X_WINDOW_HITS] == 0.0:
@@ -240,7 +241,7 @@ def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq, x=-1.0)
                 t = now
             else:
                 t = reach(S, cyl0, head0, t_arm_write, S[r + Q_CYL], S[r + Q_HEAD],
-                          S[r + Q_ANG], True, t_arm_write + S[r + Q_NS] * S[P_BUS])
+                          S[r + Q_ANG], True, t_arm_write + S[r + Q_NS] * busw)
         elif stream_on and lo <= S[r + Q_LBA] and S[r + Q_LBA] < stop:
             t = now
         else:
@@ -311,6 +312,14 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[o_ext + X_WINDOW_HITS] = 1.0 if cfg.read_ahead_window_hits else 0.0
     S[o_ext + X_IDLE_HIT] = 1.0 if cfg.read_ahead_on_idle_hit else 0.0
     S[o_ext + X_SERP] = SURFACE_ORDERS[cfg.surface_order]
+    S[o_ext + X_BUSW] = sector_bytes / ((cfg.interface_write_mb_s or cfg.interface_mb_s) * 1e6) * 1e9
+    S[o_ext + X_WATER] = cfg.read_watermark
+    S[o_ext + X_WATER_REQ] = 1.0 if cfg.watermark_by_request else 0.0
+    S[o_ext + X_OVH_RESEL] = cfg.overhead_reselect_ms * 1e6
+    S[o_ext + X_OVH_PREP] = cfg.overhead_data_prep_ms * 1e6
+    S[o_ext + X_OVH_RCOMP] = cfg.overhead_read_complete_ms * 1e6
+    S[o_ext + X_OVH_WCOMP] = cfg.overhead_write_complete_ms * 1e6
+    S[o_ext + X_MINSEEK] = cfg.min_seek_ms * 1e6
     S[o_ext + X_O_ZSP] = o_zsp
     S[o_ext + X_O_SLIP] = o_slip
     S[o_zsp:o_slip] = zsp.ravel()
