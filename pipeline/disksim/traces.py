@@ -1,0 +1,118 @@
+"""Request traces as arrays: DiskSim validation traces (``NAME.trace``: one request a
+line, ``R|W FLAG start_sector sector_count measured_service_us gap_us``, closed loop
+with one request outstanding - see data/disksim-valid/README.md) and CSV exports of
+``blkparse`` (open loop).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+@dataclass(frozen=True)
+class Trace:
+    """A request trace as arrays (what models.workload.trace replays).
+
+    ``ops``: 0 read / 1 write (models.device.request READ/WRITE); ``offset_bytes``,
+    ``size_bytes``; ``time_ns``: arrival time (open loop) or the idle gap after the
+    request completes (closed loop, DiskSim validation traces); ``measured_ns``: the
+    measured service time where the trace has one, else empty.
+    """
+
+    ops: np.ndarray
+    offset_bytes: np.ndarray
+    size_bytes: np.ndarray
+    time_ns: np.ndarray
+    measured_ns: np.ndarray
+    mode: str  # "closed" (time_ns = gap after completion) | "open" (arrival times)
+
+    def __len__(self) -> int:
+        return int(self.ops.size)
+
+    def head(self, n: int) -> "Trace":
+        return Trace(self.ops[:n], self.offset_bytes[:n], self.size_bytes[:n],
+                     self.time_ns[:n], self.measured_ns[:n], self.mode)
+
+
+def parse_validate_trace(text: str) -> Trace:
+    """DiskSim "validate" format -> closed-loop Trace (512-byte sectors, us -> ns)."""
+    ops, lbn, cnt, svc, gap = [], [], [], [], []
+    for ln, line in enumerate(text.splitlines(), 1):
+        f = line.split()
+        if not f:
+            continue
+        if len(f) != 6 or f[0] not in ("R", "W"):
+            raise ValueError(f"validate trace line {ln}: expected 'R|W FLAG lbn n us us'")
+        ops.append(0 if f[0] == "R" else 1)
+        lbn.append(int(f[2]))
+        cnt.append(int(f[3]))
+        svc.append(float(f[4]))
+        gap.append(float(f[5]))
+    return Trace(
+        ops=np.asarray(ops, dtype=np.int8),
+        offset_bytes=np.asarray(lbn, dtype=np.int64) * 512,
+        size_bytes=np.asarray(cnt, dtype=np.int64) * 512,
+        time_ns=np.rint(np.asarray(gap) * 1e3).astype(np.int64),
+        measured_ns=np.rint(np.asarray(svc) * 1e3).astype(np.int64),
+        mode="closed",
+    )
+
+
+def read_validate_trace(path: str | Path) -> Trace:
+    return parse_validate_trace(Path(path).read_text())
+
+
+def parse_csv_trace(text: str) -> Trace:
+    """CSV ``time_us,op,offset_bytes,size_bytes`` (header optional) -> open-loop Trace.
+
+    ``op`` is R/W (or read/write, 0/1); rows are sorted by time. This is what one
+    exports from ``blkparse`` of a real system (the Q or D events: time, RWBS, sector
+    * 512, bytes).
+    """
+    t, ops, off, size = [], [], [], []
+    for ln, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        f = [x.strip() for x in line.split(",")]
+        if ln == 1 and not f[0].replace(".", "", 1).isdigit():
+            continue  # header
+        if len(f) != 4:
+            raise ValueError(f"csv trace line {ln}: expected time_us,op,offset_bytes,size_bytes")
+        op = f[1].upper()
+        if op in ("R", "READ", "0") or op.startswith("R"):
+            ops.append(0)
+        elif op in ("W", "WRITE", "1") or op.startswith("W"):
+            ops.append(1)
+        else:
+            raise ValueError(f"csv trace line {ln}: op must be R or W, got {f[1]!r}")
+        t.append(float(f[0]))
+        off.append(int(f[2]))
+        size.append(int(f[3]))
+    order = np.argsort(np.asarray(t), kind="stable")
+    return Trace(
+        ops=np.asarray(ops, dtype=np.int8)[order],
+        offset_bytes=np.asarray(off, dtype=np.int64)[order],
+        size_bytes=np.asarray(size, dtype=np.int64)[order],
+        time_ns=np.rint(np.asarray(t) * 1e3).astype(np.int64)[order],
+        measured_ns=np.zeros(0, dtype=np.int64),
+        mode="open",
+    )
+
+
+def read_csv_trace(path: str | Path) -> Trace:
+    return parse_csv_trace(Path(path).read_text())
+
+
+def read_trace(path: str | Path, fmt: str = "auto") -> Trace:
+    """Read a trace file: ``validate`` (DiskSim), ``csv`` (time_us,op,offset,size) or
+    ``auto`` (by extension: .csv -> csv, anything else -> validate)."""
+    path = Path(path)
+    if fmt == "auto":
+        fmt = "csv" if path.suffix.lower() == ".csv" else "validate"
+    if fmt == "csv":
+        return read_csv_trace(path)
+    if fmt == "validate":
+        return read_validate_trace(path)
+    raise ValueError(f"iolog_format: must be auto, csv or validate, got {fmt!r}")
