@@ -8,6 +8,17 @@ from .durability import CrashState, FileCrashState
 from .file import File
 from .pagecache import PageCache
 
-__all__ = ["Filesystem", "FsConfig", "PageCacheConfig", "PageCache", "File", "CrashState",
+
+
+def mount(sim, queue, fs: FsConfig | None = None, page_cache: PageCacheConfig | None = None,
+          cache: PageCache | None = None, name: str | None = None) -> Filesystem:
+    """A filesystem on ``queue`` (the pipeline's one-liner): ``fs`` defaults to ext4, a
+    new page cache of ``page_cache`` unless a shared ``cache`` is given."""
+    if cache is None:
+        cache = PageCache(sim, page_cache or PageCacheConfig())
+    return Filesystem(sim, fs or FsConfig(), queue, cache, name)
+
+
+__all__ = ["mount", "Filesystem", "FsConfig", "PageCacheConfig", "PageCache", "File", "CrashState",
            "FileCrashState", "PAGE_BYTES", "SYNC_FILE_RANGE_WAIT_BEFORE",
            "SYNC_FILE_RANGE_WRITE", "SYNC_FILE_RANGE_WAIT_AFTER"]
