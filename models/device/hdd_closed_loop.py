@@ -25,70 +25,42 @@ heap entry (the horizon: anything else scheduled in the simulation), after ``unt
 (``Simulator.run(until_ns)``), when fio needs a fresh chunk of random numbers, when
 the latency buffers are full, or when the job finished (``number_ios``).
 
-State lives in a few arrays (``K`` int64 scalars at the slots below, ``Q`` the
-queued commands per tag slot, ``FREE`` the free-slot stack, ``LAT`` latency
-buffers); ``models.workload.fio_fast`` fills them from the Python objects and
-writes them back. Not covered (the event path runs instead): FLUSH/DISCARD/FUA
-commands, merges, requests waiting for nr_requests, batched submission.
+State lives in a few arrays (``K`` int64 scalars: the host's slots of
+``closed_loop_host`` and the drive's below, ``Q`` the queued commands per tag slot,
+``FREE`` the free-slot stack, ``LAT`` latency buffers). ``HDDLoop`` moves the drive's
+part between them and the ``HDD`` object (``models.workload.fio_fast`` does the
+host's). Not covered (the event path runs instead): FLUSH/DISCARD/FUA commands.
 """
 from __future__ import annotations
 
-import hashlib
+import heapq
 from functools import lru_cache
 
 import numba
 import numpy as np
-from numba.core import types
-from numba.core.registry import CPUDispatcher
 
+from . import closed_loop_host as H
+from .base import Device
+from .hdd import D_N, D_SECT, HDD
 from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
-from .hdd_mech import D_N, D_SECT
+from .closed_loop_host import (DEV, FINISHED, IDLE, NEED_DRAW, NO_IO, DRAW, HORIZON, J_BS,
+                               J_OFF, RESUME, SECTOR, SEQ, T_NOW, NEV, WRITE, host_complete,
+                               job_done, next_io, stop_before)
 
-# -- K slots (int64) ---------------------------------------------------------------------
-T_NOW, SEQ, NEV, H_T, H_SEQ, UNTIL, RESUME = 0, 1, 2, 3, 4, 5, 6
+# -- the drive's K slots ---------------------------------------------------------------
 # the command in service (its completion is pending) and the background destage
-FIN_ON, FIN_T, FIN_SEQ, FIN_OP, FIN_OFF, FIN_SUB, FIN_Q, FIN_DISP, FIN_HIT = range(7, 16)
-DD_ON, DD_T, DD_SEQ = 16, 17, 18
+FIN_ON, FIN_T, FIN_SEQ, FIN_OP, FIN_OFF, FIN_SUB, FIN_Q, FIN_DISP, FIN_HIT = range(DEV, DEV + 9)
+DD_ON, DD_T, DD_SEQ = DEV + 9, DEV + 10, DEV + 11
 # the drive's Python-side fields
-DEV_INFLIGHT, FREE_SERVER, NFREE, WCE = 19, 20, 21, 22
-DESTAGING, UNACKED, BG, BG_DESTAGING = 23, 24, 25, 26
-COMPLETED, BYTES_DONE = 27, 31          # 4 each (read, write, flush, discard)
-BUSY, CACHE_HITS = 35, 36
-# the block queue and its /proc/diskstats counters
-ALLOCATED, C_INFLIGHT, C_LAST, C_IOT, C_TIQ = 37, 38, 39, 40, 41
-C_IOS, C_SEC, C_TCK = 42, 45, 48        # 3 each (read, write, flush)
-# the fio job
-J_INFLIGHT, J_REAPED, J_ISSUED, J_LIMIT, J_IODEPTH, J_CMIN, J_MEASURE = 51, 52, 53, 54, 55, 56, 57
-J_BS, J_REGION, J_NBLOCKS, J_RANDOM, J_MIXED, J_FIXEDOP, J_NEXT, J_POS, J_N = range(58, 67)
-J_BYTES = 67                            # 2 (read, write): bytes measured in this call
-LAT_N = 69                              # 2: latencies in LAT[op] from this call
-KSIZE = 72
+DEV_INFLIGHT, FREE_SERVER, NFREE, WCE = DEV + 12, DEV + 13, DEV + 14, DEV + 15
+DESTAGING, UNACKED, BG, BG_DESTAGING = DEV + 16, DEV + 17, DEV + 18, DEV + 19
+COMPLETED, BYTES_DONE = DEV + 20, DEV + 24    # 4 each (read, write, flush, discard)
+BUSY, CACHE_HITS = DEV + 28, DEV + 29
+KSIZE = DEV + 32
 
 # Q columns (one row per tag slot)
 Q_OP, Q_OFF, Q_SUB, Q_QUEUE, Q_DISP = range(5)
 QSIZE = 5
-
-# return codes
-HORIZON, NEED_DRAW, LAT_FULL, FINISHED, IDLE = 0, 1, 2, 3, 4
-
-READ, WRITE = 0, 1
-SECTOR = 512
-
-
-def new_state(queue_depth: int, lat_capacity: int = 1 << 16):
-    """Empty (K, Q, FREE, LAT) arrays for a drive of ``queue_depth`` tags."""
-    return (np.zeros(KSIZE, np.int64), np.zeros((queue_depth, QSIZE), np.int64),
-            np.zeros(queue_depth, np.int64), np.zeros((2, lat_capacity), np.int64))
-
-
-@numba.njit(cache=False)
-def _advance(K, now):
-    # IostatCounters._advance
-    dt = now - K[C_LAST]
-    if dt != 0 and K[C_INFLIGHT] != 0:
-        K[C_IOT] += dt
-        K[C_TIQ] += dt * K[C_INFLIGHT]
-    K[C_LAST] = now
 
 
 @numba.njit(cache=False)
@@ -134,34 +106,15 @@ def _start_next(S, K, Q, FREE, now):
 
 @numba.njit(cache=False)
 def _refill(S, K, Q, FREE, blocks, reads, now):
-    """_Job.refill with iodepth_batch_submit = 1: one bio per submit() until iodepth
-    are in flight. Returns NEED_DRAW (nothing half done) when the chunk is used up."""
-    K[J_REAPED] = 0
-    while K[J_INFLIGHT] < K[J_IODEPTH]:
-        if K[J_LIMIT] > 0 and K[J_ISSUED] >= K[J_LIMIT]:
-            return HORIZON
-        # _Job._draw
-        if (K[J_RANDOM] != 0 or K[J_MIXED] != 0) and K[J_POS] >= K[J_N]:
+    """_Job.refill, each bio through BlockQueue._run_queue into HDD.submit."""
+    K[H.J_REAPED] = 0
+    while True:
+        op = next_io(K, blocks, reads, now)
+        if op == DRAW:
             return NEED_DRAW
-        i = K[J_POS]
-        K[J_POS] += 1
-        if K[J_RANDOM] != 0:
-            block = blocks[i]
-        else:
-            block = K[J_NEXT]
-            K[J_NEXT] = (block + 1) % K[J_NBLOCKS]
-        if K[J_MIXED] != 0:
-            op = READ if reads[i] else WRITE
-        else:
-            op = K[J_FIXEDOP]
-        K[J_INFLIGHT] += 1
-        K[J_ISSUED] += 1
-        off = K[J_REGION] + block * K[J_BS]
-        # BlockQueue.submit -> _place -> _new_request (no merge: the elevator is empty)
-        K[ALLOCATED] += 1
-        _advance(K, now)
-        K[C_INFLIGHT] += 1
-        # _run_queue -> HDD.submit
+        if op == NO_IO:
+            return HORIZON
+        off = K[J_OFF]
         K[NFREE] -= 1
         slot = FREE[K[NFREE]]
         hdd_submit(S, slot, off, off + K[J_BS], op, now)
@@ -173,27 +126,19 @@ def _refill(S, K, Q, FREE, blocks, reads, now):
         K[DEV_INFLIGHT] += 1
         if K[FREE_SERVER] != 0:
             _start_next(S, K, Q, FREE, now)
-    return HORIZON
-
-
-@numba.njit(cache=False)
-def _job_done(K):
-    return K[J_INFLIGHT] == 0 and K[J_LIMIT] > 0 and K[J_ISSUED] >= K[J_LIMIT]
 
 
 @numba.njit(cache=True)
 def hdd_fio_loop(S, K, Q, FREE, blocks, reads, LAT, deps):
-    """Run the closed loop from ``K[T_NOW]``; returns one of HORIZON, NEED_DRAW,
-    LAT_FULL, FINISHED, IDLE. With ``K[RESUME]`` set it first (re)does the refill of
-    the completion at ``K[T_NOW]`` (fio's ``on_done``). ``deps`` is
-    ``deps_fingerprint()``, a compile-time constant (see ``loop_entry``)."""
+    """Run the closed loop from ``K[T_NOW]``; returns HORIZON, NEED_DRAW, LAT_FULL,
+    FINISHED or IDLE. With ``K[RESUME]`` set it first (re)does the refill of the
+    completion at ``K[T_NOW]`` (fio's ``on_done``). ``deps``: see ``compile_loop``."""
     numba.literally(deps)
-    cap = LAT.shape[1]
     if K[RESUME] != 0:
         if _refill(S, K, Q, FREE, blocks, reads, K[T_NOW]) == NEED_DRAW:
             return NEED_DRAW
         K[RESUME] = 0
-        if _job_done(K):
+        if job_done(K):
             return FINISHED
     while True:
         fin = K[FIN_ON] != 0
@@ -208,10 +153,9 @@ def hdd_fio_loop(S, K, Q, FREE, blocks, reads, LAT, deps):
             fin = False
             t = K[DD_T]
             s = K[DD_SEQ]
-        if t > K[UNTIL] or t > K[H_T] or (t == K[H_T] and s > K[H_SEQ]):
-            return HORIZON
-        if K[LAT_N] >= cap or K[LAT_N + 1] >= cap:
-            return LAT_FULL
+        stop = stop_before(K, LAT, t, s)
+        if stop >= 0:
+            return stop
         K[T_NOW] = t
         K[NEV] += 1
         if not fin:
@@ -227,87 +171,140 @@ def hdd_fio_loop(S, K, Q, FREE, blocks, reads, LAT, deps):
         op = K[FIN_OP]
         sub = K[FIN_SUB]
         qns = K[FIN_Q]
-        hit = K[FIN_HIT]
-        bs = K[J_BS]
         K[UNACKED] = 0
         K[DESTAGING] = 0
         K[FREE_SERVER] = 1
         K[DEV_INFLIGHT] -= 1
         K[COMPLETED + op] += 1
-        K[BYTES_DONE + op] += bs
-        if hit != 0:
+        K[BYTES_DONE + op] += K[J_BS]
+        if K[FIN_HIT] != 0:
             K[CACHE_HITS] += 1
         _start_next(S, K, Q, FREE, t)
-        # BlockQueue._complete
-        _advance(K, t)
-        K[C_INFLIGHT] -= 1
-        K[C_IOS + op] += 1
-        K[C_SEC + op] += bs // SECTOR
-        K[C_TCK + op] += t - qns
-        K[ALLOCATED] -= 1
-        # _Job.on_done
-        K[J_INFLIGHT] -= 1
-        K[J_REAPED] += 1
-        if sub >= K[J_MEASURE]:
-            LAT[op, K[LAT_N + op]] = t - sub
-            K[LAT_N + op] += 1
-            K[J_BYTES + op] += bs
-        if K[J_REAPED] >= K[J_CMIN] or K[J_INFLIGHT] == 0:
+        # BlockQueue._complete, then _Job.on_done
+        if host_complete(K, LAT, op, sub, qns, t):
             K[RESUME] = 1
             if _refill(S, K, Q, FREE, blocks, reads, t) == NEED_DRAW:
                 return NEED_DRAW
             K[RESUME] = 0
-        if _job_done(K):
+        if job_done(K):
             return FINISHED
 
 
-# -- compiling and caching -----------------------------------------------------------
-# numba's on-disk cache is keyed on this file only: an edit to a drive kernel it calls
-# (hdd_cache, hdd_mech) would leave a stale compiled loop behind. So the loop takes the
-# fingerprint of everything it reaches as a literal argument: the cache holds one entry
-# per fingerprint, and a changed drive kernel means a fresh compile, never a stale one.
-def _code_bytes(code) -> bytes:
-    parts = [code.co_code, repr(code.co_names).encode()]
-    for c in code.co_consts:
-        parts.append(_code_bytes(c) if hasattr(c, "co_code") else repr(c).encode())
-    return b"\0".join(parts)
-
-
-def deps_fingerprint() -> int:
-    """Hash of the bytecode of every compiled function ``hdd_fio_loop`` reaches and
-    of the module constants they read (numba freezes globals at compile time)."""
-    h = hashlib.sha1()
-    seen = set()
-    todo = [hdd_fio_loop]
-    while todo:
-        disp = todo.pop()
-        fn = disp.py_func
-        if fn in seen:
-            continue
-        seen.add(fn)
-        h.update(fn.__module__.encode() + b"." + fn.__qualname__.encode())
-        h.update(_code_bytes(fn.__code__))
-        g = fn.__globals__
-        for name in sorted(set(fn.__code__.co_names)):
-            v = g.get(name)
-            if isinstance(v, CPUDispatcher):
-                todo.append(v)
-            elif isinstance(v, (bool, int, float, str, tuple)):
-                h.update(f"{name}={v!r}".encode())
-            elif isinstance(v, np.ndarray):
-                h.update(name.encode() + v.tobytes())
-    return int(h.hexdigest()[:15], 16)
-
-
 @lru_cache(maxsize=1)
-def loop_entry():
-    """The compiled ``hdd_fio_loop`` for the current drive kernels, as a plain
-    callable ``(S, K, Q, FREE, blocks, reads, LAT, deps)`` (loaded from numba's cache
-    when this fingerprint was compiled before), and the ``deps`` value to pass."""
-    deps = deps_fingerprint()
-    f64 = types.Array(types.float64, 1, "C")
-    i64 = types.Array(types.int64, 1, "C")
-    i64_2 = types.Array(types.int64, 2, "C")
-    b1 = types.Array(types.boolean, 1, "C")
-    sig = (f64, i64, i64_2, i64, i64, b1, i64_2, types.literal(deps))
-    return hdd_fio_loop.compile(sig), deps
+def _entry():
+    f64, i64, i64_2, b1 = (H.array_type(np.float64, 1), H.array_type(np.int64, 1),
+                           H.array_type(np.int64, 2), H.array_type(np.bool_, 1))
+    return H.compile_loop(hdd_fio_loop, (f64, i64, i64_2, i64, i64, b1, i64_2))
+
+
+class HDDLoop:
+    """The drive's side of a hand-over: ``load`` its state (and its pending events,
+    taken off the heap) into ``K``/``Q``/``FREE``, ``run`` the loop, ``store`` back
+    (``IORequest`` objects in the tag slots, events in the heap with their original
+    insertion numbers)."""
+
+    # the Python the loop mirrors (fingerprinted by models.workload.fio_fast)
+    MIRRORED = (HDD.submit, HDD._start_next, HDD._finish, HDD._start_destage,
+                HDD._destage_done, Device.can_accept)
+    # the completion's call chain below BlockQueue._complete (the hand-over runs in it)
+    FINISH = (HDD._finish,)
+    KSIZE = KSIZE
+
+    def __init__(self, dev: HDD) -> None:
+        self.dev = dev
+        self.Q = np.zeros((dev.queue_depth, QSIZE), np.int64)
+        self.FREE = np.zeros(dev.queue_depth, np.int64)
+
+    @staticmethod
+    def reason(dev) -> str | None:
+        return None if type(dev) is HDD else f"device kind {dev.kind}"
+
+    def own_events(self, heap):
+        """The drive's heap entries (its completion, its destage end), or None if it
+        has an event the loop does not know."""
+        dev = self.dev
+        fin = dd = None
+        for e in heap:
+            fn = e[2]
+            if getattr(fn, "__self__", None) is not dev:
+                continue
+            if fn.__func__ is HDD._finish and fin is None:
+                fin = e
+            elif fn.__func__ is HDD._destage_done and dd is None:
+                dd = e
+            else:
+                return None
+        if (fin is None) != bool(dev.free_servers) or (dd is not None) != dev._bg_destage:
+            return None
+        return [e for e in (fin, dd) if e is not None]
+
+    def load(self, K, events, ours) -> bool:
+        """Fill the drive's slots of K; False if a command is not the job's."""
+        dev, Q = self.dev, self.Q
+        n = 0
+        for i, req in enumerate(dev._slots):
+            if req is None:
+                continue
+            row = ours(req)
+            if row is None:
+                return False
+            Q[i] = row
+            n += 1
+        for t, seq, fn, arg in events:
+            if fn.__func__ is HDD._finish:
+                row = ours(arg)
+                if row is None:
+                    return False
+                K[FIN_ON], K[FIN_T], K[FIN_SEQ] = 1, t, seq
+                K[FIN_OP], K[FIN_OFF], K[FIN_SUB], K[FIN_Q], K[FIN_DISP] = row
+                K[FIN_HIT] = 1 if arg.cache_hit else 0
+                n += 1
+            else:
+                K[DD_ON], K[DD_T], K[DD_SEQ] = 1, t, seq
+        if n != dev.inflight:
+            return False
+        free = dev._free
+        self.FREE[:len(free)] = free
+        K[NFREE] = len(free)
+        K[DEV_INFLIGHT] = dev.inflight
+        K[FREE_SERVER] = dev.free_servers
+        K[WCE] = 1 if dev._wce else 0
+        K[DESTAGING] = dev._destaging_bytes
+        K[UNACKED] = dev._unacked_bytes
+        K[BG] = 1 if dev._bg_destage else 0
+        K[BG_DESTAGING] = dev._bg_destaging_bytes
+        K[COMPLETED:COMPLETED + 4] = dev.completed
+        K[BYTES_DONE:BYTES_DONE + 4] = dev.bytes_done
+        K[BUSY] = dev.busy_ns
+        K[CACHE_HITS] = dev.cache_hits
+        return True
+
+    def run(self, K, blocks, reads, LAT) -> int:
+        loop, deps = _entry()
+        return loop(self.dev.S, K, self.Q, self.FREE, blocks, reads, LAT, deps)
+
+    def store(self, k: list, heap: list, make_request) -> None:
+        """Write the drive's state back from ``k`` (K as a list)."""
+        dev = self.dev
+        free = self.FREE[:k[NFREE]].tolist()
+        dev._free = free
+        slots = [None] * dev.queue_depth
+        for i in set(range(dev.queue_depth)) - set(free):
+            slots[i] = make_request(*self.Q[i].tolist())
+        dev._slots = slots
+        if k[FIN_ON]:
+            req = make_request(k[FIN_OP], k[FIN_OFF], k[FIN_SUB], k[FIN_Q], k[FIN_DISP])
+            req.cache_hit = bool(k[FIN_HIT])
+            heapq.heappush(heap, (k[FIN_T], k[FIN_SEQ], dev._finish, req))
+        if k[DD_ON]:
+            heapq.heappush(heap, (k[DD_T], k[DD_SEQ], dev._destage_done, None))
+        dev.inflight = k[DEV_INFLIGHT]
+        dev.free_servers = k[FREE_SERVER]
+        dev._destaging_bytes = k[DESTAGING]
+        dev._unacked_bytes = k[UNACKED]
+        dev._bg_destage = bool(k[BG])
+        dev._bg_destaging_bytes = k[BG_DESTAGING]
+        dev.completed[:] = k[COMPLETED:COMPLETED + 4]
+        dev.bytes_done[:] = k[BYTES_DONE:BYTES_DONE + 4]
+        dev.busy_ns = k[BUSY]
+        dev.cache_hits = k[CACHE_HITS]
