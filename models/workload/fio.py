@@ -14,10 +14,11 @@ layer).
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
-Speed: where the job qualifies (one job, one I/O per submit, noop elevator that never
-holds a request, an HDD with at least ``iodepth`` tags), completions are handed to a
-compiled loop that runs the very same events (``fio_fast``); ``FioJob(..., fused=False)``
-keeps every I/O on the Python event path. Results are identical either way.
+Speed: where the job qualifies (one job, one I/O per submit, a noop or deadline
+elevator that never holds a request, an HDD or SSD with at least ``iodepth`` tags),
+completions are handed to a compiled loop that runs the very same events
+(``fio_fast``); ``FioJob(..., fused=False)`` keeps every I/O on the Python event path.
+Results are identical either way.
 
 Deliberately not modelled: think time, rate limiting, verify, zoned/random
 distributions other than uniform, fsync options.

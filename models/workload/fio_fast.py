@@ -1,16 +1,17 @@
 """The fused fast path of a fio job: the same closed loop, run as one compiled loop.
 
-A fio job whose I/Os go straight through an empty elevator into an HDD spends
+A fio job whose I/Os go straight through an empty elevator into a drive spends
 nearly all of its wall time crossing Python calls (fio refill/on_done, the block
 layer's submit/place/run_queue/complete, the drive's submit/start/finish, the event
 heap) around a few microseconds of compiled drive model. ``FusedLoop`` takes over
 such a job between *other* events: at a completion, instead of refilling in Python,
-it moves the job's, the queue's and the drive's state into arrays, runs
-``models.device.hdd_closed_loop.hdd_fio_loop`` (which replays exactly the events the
-Python path would run, in the same order, with the same random draws, against the
-same drive state vector), and writes everything back: counters, latency samples,
-the in-flight requests as ``IORequest`` objects in the drive's tag slots and its
-pending events in the simulator's heap with their original insertion numbers. After
+it moves the job's, the queue's and the drive's state into arrays, runs the
+drive's fused loop (``models.device.hdd_closed_loop`` / ``ssd_closed_loop``, which
+replay exactly the events the Python path would run, in the same order, with the
+same random draws, against the same drive state), and writes everything back:
+counters, latency samples, the in-flight requests as ``IORequest`` objects where
+the drive keeps them and its pending events in the simulator's heap with their
+original insertion numbers. After
 it returns, the simulation is in the state the event path would have reached.
 
 The loop stops before anything else that is scheduled (the job's own ramp/stop
@@ -20,64 +21,91 @@ back. So eligibility is re-checked at every hand-over, and a job that never
 qualifies simply runs the event path. A job qualifies when (all of):
 
 - one job (``numjobs=1``), ``iodepth_batch_submit`` = 1 (or ``ioengine=psync``);
-- the queue is a ``BlockQueue`` with the ``noop`` elevator, ``nr_requests`` >= iodepth
-  and ``bs`` <= ``max_sectors_kb`` (no split); nothing waits for a request, no FLUSH
-  is pending, the elevator is empty, every allocated request is the job's;
-- the device is an ``HDD`` whose ``queue_depth`` >= iodepth, completing into this
-  queue, holding only the job's commands; its only pending events are its own
-  completion / background-destage events.
+- the queue is a ``BlockQueue`` with the ``noop`` or ``deadline`` elevator,
+  ``nr_requests`` >= iodepth and ``bs`` <= ``max_sectors_kb`` (no split); nothing
+  waits for a request, no FLUSH is pending, the elevator is empty, every allocated
+  request is the job's;
+- the device is an ``HDD`` or an ``SSD`` whose ``queue_depth`` >= iodepth, completing
+  into this queue, holding only the job's commands (no FLUSH); its only pending
+  events are the completion / background-destage events the loop knows.
 
 With the device's command queue at least ``iodepth`` deep and ``nr_requests`` at
 least ``iodepth``, every request is dispatched in the ``_run_queue`` call that
-allocated it, so the elevator is empty whenever a bio arrives: no merge candidate
-exists and no scheduler decision is ever taken. (The same holds for ``deadline``,
-but its sort keys and batch state move with each dispatch and are not mirrored, so
-deadline runs the event path.)
+allocated it (``Device.can_accept`` holds: the drive has fewer than ``iodepth``
+commands whenever fio submits), so the elevator is empty whenever a bio arrives: no
+merge candidate exists (the merge hashes are empty) and the scheduler always
+dispatches the one request it holds. noop keeps no other state; deadline does (the
+batch direction and count, its sort position ``last_key``, the sort keys' sequence
+numbers and its FIFO's lazily pruned entries), and the loop keeps that too. cfq's
+time slices and idling make decisions even with one request: it runs the event path.
 
-Guard: the compiled loop mirrors a handful of Python methods (listed in
-``MIRRORED``). Their bytecode is fingerprinted; if any changed since the loop was
-written, the fast path switches itself off (and a test says so) rather than
-silently diverging. ``FioJob(..., fused=False)`` opts out explicitly.
+Guard: the compiled loop mirrors a handful of Python methods (``_host_mirrored``,
+``_deadline_mirrored`` and the device loop's ``MIRRORED``). Their bytecode is
+fingerprinted; if any changed since the loop was written, the fast path switches
+itself off (and a test says so) rather than silently diverging.
+``FioJob(..., fused=False)`` opts out explicitly.
+
+What it takes from the simulator beyond its public API: ``Simulator._heap`` and
+``_seq`` (to take the drive's pending events off the heap and put them back with the
+same insertion numbers), ``_stopped``, and ``until_ns`` of the running
+``Simulator.run`` call, read from its frame (the loop must not run past it).
 """
 from __future__ import annotations
 
 import hashlib
 import heapq
 import sys
-from functools import lru_cache
 
-import numpy as np
+from collections import deque
 
 from ..block.base import BlockQueue
+from ..block.deadline import Deadline
 from ..block.noop import Noop
+from ..block.sorted_queue import SortedQueue
 from ..block.scheduler import Scheduler
-from ..device import hdd_closed_loop as L
-from ..device.base import Device
-from ..device.hdd import HDD
+from ..device import closed_loop_host as H
 from ..device.request import READ, WRITE, IORequest
 from ..metrics.iostat import IostatCounters
 from ..sim.kernel import Simulator
 
-_NO_LIMIT = np.iinfo(np.int64).max
+_NO_LIMIT = (1 << 63) - 1
 _MIN_CHUNK = 64          # events per hand-over below which hand-overs back off
 _MAX_BACKOFF = 1024      # completions run in Python before trying again, at most
 
 
-def _mirrored():
+def _device_loops() -> dict:
+    from ..device.hdd import HDD
+    from ..device.hdd_closed_loop import HDDLoop
+    from ..device.ssd import SSD
+    from ..device.ssd_closed_loop import SSDLoop
+    return {HDD: HDDLoop, SSD: SSDLoop}
+
+
+def _host_mirrored() -> tuple:
     from . import fio
-    return (HDD.submit, HDD._start_next, HDD._finish, HDD._start_destage,
-            HDD._destage_done, Device.can_accept, BlockQueue.submit, BlockQueue._place,
-            BlockQueue._new_request, BlockQueue._elevator_merge, BlockQueue._run_queue,
-            BlockQueue._complete, Scheduler.add, Scheduler.dispatch, Scheduler._unhash,
+    return (BlockQueue.submit, BlockQueue._place, BlockQueue._new_request,
+            BlockQueue._elevator_merge, BlockQueue._run_queue, BlockQueue._complete,
+            Scheduler.add, Scheduler.dispatch, Scheduler._unhash,
             Scheduler.back_merge_candidate, Scheduler.front_merge_candidate, Noop._add,
             Noop._pop, IostatCounters._advance, IostatCounters.start, IostatCounters.done,
-            Simulator.at, fio._Job.refill, fio._Job.on_done, fio._Job._draw,
-            fio._Job._new_chunk)
+            Simulator.at, Simulator.after, fio._Job.refill, fio._Job.on_done,
+            fio._Job._draw, fio._Job._new_chunk)
 
 
-# sha1 over the bytecode of ``_mirrored()`` when hdd_closed_loop was last checked
-# against it (Python 3.11); ``code_fingerprint()`` prints the current one
-MIRRORED_FINGERPRINT = "8cc71c4fd1b74c18b22d6472f1758e33e6dd6426"
+def _deadline_mirrored() -> tuple:
+    return (Deadline._add, Deadline._pop, Deadline._take, Deadline._expired, Deadline._dir,
+            SortedQueue.add, SortedQueue.remove, SortedQueue.oldest, SortedQueue.next_after,
+            SortedQueue.key)
+
+
+# sha1 of the bytecode of the Python each loop mirrors, when the loop was last checked
+# against it (Python 3.11); ``code_fingerprint(name)`` gives the current one
+MIRRORED_FINGERPRINTS = {
+    "host": "c04139f94b977d85573f34f8575abb0c1b329e7e",
+    "deadline": "aab0e9b62532f7009d7121ac9e91ce68e7c96656",
+    "HDD": "894ab05501d7ed2e9cf6517829c7eb1f7197a4b5",
+    "SSD": "9ecaad0503f1a167d35d04534358fd0235320cb9",
+}
 
 
 def _code_bytes(code, doc) -> bytes:
@@ -89,20 +117,29 @@ def _code_bytes(code, doc) -> bytes:
     return b"\0".join(parts)
 
 
-def code_fingerprint() -> str:
+def code_fingerprint(name: str) -> str:
+    """Fingerprint of the mirrored Python: ``"host"``, ``"deadline"`` or a device
+    class name."""
+    if name == "host":
+        fns = _host_mirrored()
+    elif name == "deadline":
+        fns = _deadline_mirrored()
+    else:
+        fns = next(loop.MIRRORED for cls, loop in _device_loops().items()
+                   if cls.__name__ == name)
     h = hashlib.sha1()
-    for fn in _mirrored():
+    for fn in fns:
         h.update(_code_bytes(fn.__code__, fn.__doc__))
     return h.hexdigest()
 
 
-@lru_cache(maxsize=1)
-def mirrored_code_unchanged() -> bool:
-    return code_fingerprint() == MIRRORED_FINGERPRINT
+_unchanged: dict = {}
 
 
-def _caller_codes():
-    return (BlockQueue._complete.__code__, HDD._finish.__code__, Simulator.run.__code__)
+def mirrored_code_unchanged(name: str) -> bool:
+    if name not in _unchanged:
+        _unchanged[name] = code_fingerprint(name) == MIRRORED_FINGERPRINTS.get(name)
+    return _unchanged[name]
 
 
 class FusedLoop:
@@ -112,15 +149,20 @@ class FusedLoop:
 
     def __init__(self, fio) -> None:
         self.fio = fio
+        self.dev_loop = None
         self.reason = self._static_reason()
         self.handovers = 0       # times the compiled loop took over
         self.events = 0          # simulator events it ran
         self._skip = 0
         self._backoff = 0
         if self.reason is None:
-            dev = fio.queue.device
-            self.K, self.Q, self.FREE, self.LAT = L.new_state(dev.queue_depth,
-                                                              self.LAT_CAPACITY)
+            import numpy as np
+            self.K = np.zeros(self.dev_loop.KSIZE, np.int64)
+            self.LAT = np.zeros((2, self.LAT_CAPACITY), np.int64)
+            sched = fio.queue.sched
+            self._expire = sched.expire_ns if type(sched) is Deadline else None
+            self._codes = tuple(fn.__code__ for fn in (BlockQueue._complete,
+                                                       *self.dev_loop.FINISH, Simulator.run))
 
     @property
     def enabled(self) -> bool:
@@ -128,9 +170,7 @@ class FusedLoop:
 
     def _static_reason(self) -> str | None:
         fio = self.fio
-        cfg, queue = fio.cfg, fio.queue
-        if not mirrored_code_unchanged():
-            return "the Python code the fused loop mirrors has changed"
+        queue = fio.queue
         if len(fio.jobs) != 1:
             return "numjobs > 1"
         job = fio.jobs[0]
@@ -138,12 +178,24 @@ class FusedLoop:
             return "iodepth_batch_submit > 1"
         if type(queue) is not BlockQueue:
             return "not a BlockQueue"
-        if type(queue.sched) is not Noop:
-            return f"elevator {queue.sched.name} (only noop is fused)"
-        if type(queue.device) is not HDD:
-            return f"device kind {queue.device.kind} (only hdd is fused)"
+        if type(queue.sched) not in (Noop, Deadline):
+            return f"elevator {queue.sched.name} (noop and deadline are fused)"
         if job.bs > queue.max_bytes:
             return "bs > max_sectors_kb (requests are split)"
+        dev = queue.device
+        loop_cls = _device_loops().get(type(dev))
+        if loop_cls is None:
+            return f"device kind {dev.kind} (hdd and ssd are fused)"
+        why = loop_cls.reason(dev)
+        if why is not None:
+            return why
+        names = ["host", type(dev).__name__]
+        if type(queue.sched) is Deadline:
+            names.append("deadline")
+        for name in names:
+            if not mirrored_code_unchanged(name):
+                return f"the {name} code the fused loop mirrors has changed"
+        self.dev_loop = loop_cls(dev)
         return None
 
     # -- hand-over ------------------------------------------------------------------
@@ -160,19 +212,19 @@ class FusedLoop:
         if job.blocked or fio.stopping:
             return False
         # only from a completion the simulator is delivering: on_done <- BlockQueue.
-        # _complete <- HDD._finish <- Simulator.run, which holds ``until_ns``
+        # _complete <- the drive's completion <- Simulator.run, which holds until_ns
         f = sys._getframe(2)
-        codes = _caller_codes()
-        for code in codes:
+        codes = self._codes
+        last = len(codes) - 1
+        for i, code in enumerate(codes):
             if f is None or f.f_code is not code:
                 return False
-            if code is not codes[-1]:
+            if i < last:
                 f = f.f_back
         run_locals = f.f_locals
         sim = fio.sim
         if run_locals.get("self") is not sim or sim._stopped:
             return False
-        until = run_locals.get("until_ns")
         queue = fio.queue
         dev = queue.device
         if (queue.waiting or queue.flushes or queue.sched.count
@@ -181,16 +233,37 @@ class FusedLoop:
                 or dev.queue or dev.on_complete != queue._complete
                 or job.bs > queue.max_bytes):
             return False
-        fin, dd = self._own_events(sim._heap, dev, job)
-        if fin is False:
+        heap = sim._heap
+        events = self.dev_loop.own_events(heap)
+        if events is None:
             return False
-        if not self._load(sim, dev, queue, job, fin, dd, until):
+        K = self.K
+        K[:] = 0
+
+        def ours(req):
+            parts = req.parts
+            if (req.op > WRITE or req.fua or req.size_bytes != job.bs or parts is None
+                    or len(parts) != 1 or parts[0].on_done != job.on_done):
+                return None
+            return req.op, req.offset_bytes, parts[0].submit_ns, req.queue_ns, req.dispatch_ns
+
+        if not self.dev_loop.load(K, events, ours):
             return False
-        self._remove(sim._heap, fin, dd)
+        if type(queue.sched) is Deadline and not self._load_deadline(queue.sched):
+            return False
+        self._load_host(sim, queue, job, run_locals.get("until_ns"))
+        if events:
+            # in place: Simulator.run holds this list
+            heap[:] = [e for e in heap if not any(e is x for x in events)]
+            heapq.heapify(heap)
+        if heap:
+            K[H.H_T], K[H.H_SEQ] = heap[0][0], heap[0][1]
+        else:
+            K[H.H_T] = K[H.H_SEQ] = _NO_LIMIT
         self._run(job)
-        self._store(sim, dev, queue, job)
+        self._store(sim, queue, job)
         self.handovers += 1
-        n = int(self.K[L.NEV])
+        n = int(K[H.NEV])
         self.events += n
         if n < _MIN_CHUNK:
             self._backoff = min(max(1, 2 * self._backoff), _MAX_BACKOFF)
@@ -199,145 +272,99 @@ class FusedLoop:
             self._backoff = 0
         return True
 
-    @staticmethod
-    def _own_events(heap, dev, job):
-        """The drive's pending completion and destage-end heap entries, or
-        (False, None) if the drive has an event the loop does not know."""
-        fin = dd = None
-        for e in heap:
-            fn = e[2]
-            if getattr(fn, "__self__", None) is not dev:
-                continue
-            if fn.__func__ is HDD._finish and fin is None:
-                fin = e
-            elif fn.__func__ is HDD._destage_done and dd is None:
-                dd = e
-            else:
-                return False, None
-        if (fin is None) != bool(dev.free_servers) or (dd is not None) != dev._bg_destage:
-            return False, None
-        return fin, dd
-
-    @staticmethod
-    def _ours(req, job) -> bool:
-        parts = req.parts
-        return (req.op <= WRITE and not req.fua and req.size_bytes == job.bs
-                and parts is not None and len(parts) == 1 and parts[0].on_done == job.on_done)
-
-    def _load(self, sim, dev, queue, job, fin, dd, until) -> bool:
-        K, Q, FREE = self.K, self.Q, self.FREE
-        K[:] = 0
-        n_slots = 0
-        for i, req in enumerate(dev._slots):
-            if req is None:
-                continue
-            if not self._ours(req, job):
-                return False
-            Q[i] = (req.op, req.offset_bytes, req.parts[0].submit_ns, req.queue_ns,
-                    req.dispatch_ns)
-            n_slots += 1
-        if n_slots + (fin is not None) != dev.inflight:
-            return False
-        if fin is not None:
-            req = fin[3]
-            if not self._ours(req, job):
-                return False
-            K[L.FIN_ON] = 1
-            K[L.FIN_T], K[L.FIN_SEQ] = fin[0], fin[1]
-            K[L.FIN_OP], K[L.FIN_OFF] = req.op, req.offset_bytes
-            K[L.FIN_SUB], K[L.FIN_Q], K[L.FIN_DISP] = (req.parts[0].submit_ns, req.queue_ns,
-                                                       req.dispatch_ns)
-            K[L.FIN_HIT] = 1 if req.cache_hit else 0
-        if dd is not None:
-            K[L.DD_ON] = 1
-            K[L.DD_T], K[L.DD_SEQ] = dd[0], dd[1]
-        K[L.T_NOW] = sim.now_ns
-        K[L.SEQ] = sim._seq
-        K[L.UNTIL] = _NO_LIMIT if until is None else until
-        K[L.RESUME] = 1
-        # the drive
-        free = dev._free
-        FREE[:len(free)] = free
-        K[L.NFREE] = len(free)
-        K[L.DEV_INFLIGHT] = dev.inflight
-        K[L.FREE_SERVER] = dev.free_servers
-        K[L.WCE] = 1 if dev._wce else 0
-        K[L.DESTAGING] = dev._destaging_bytes
-        K[L.UNACKED] = dev._unacked_bytes
-        K[L.BG] = 1 if dev._bg_destage else 0
-        K[L.BG_DESTAGING] = dev._bg_destaging_bytes
-        K[L.COMPLETED:L.COMPLETED + 4] = dev.completed
-        K[L.BYTES_DONE:L.BYTES_DONE + 4] = dev.bytes_done
-        K[L.BUSY] = dev.busy_ns
-        K[L.CACHE_HITS] = dev.cache_hits
-        # the block queue
+    def _load_host(self, sim, queue, job, until) -> None:
+        K = self.K
+        K[H.T_NOW] = sim.now_ns
+        K[H.SEQ] = sim._seq
+        K[H.UNTIL] = _NO_LIMIT if until is None else until
+        K[H.RESUME] = 1
         c = queue.counters
-        K[L.ALLOCATED] = queue.allocated
-        K[L.C_INFLIGHT] = c.in_flight
-        K[L.C_LAST] = c.last_ns
-        K[L.C_IOT] = c.io_ticks_ns
-        K[L.C_TIQ] = c.time_in_queue_ns
-        K[L.C_IOS:L.C_IOS + 3] = c.ios
-        K[L.C_SEC:L.C_SEC + 3] = c.sectors
-        K[L.C_TCK:L.C_TCK + 3] = c.ticks_ns
-        # the job
-        K[L.J_INFLIGHT] = job.in_flight
-        K[L.J_REAPED] = job.reaped
-        K[L.J_ISSUED] = job.issued
-        K[L.J_LIMIT] = job.limit or 0
-        K[L.J_IODEPTH] = job.iodepth
-        K[L.J_CMIN] = job.complete_min
-        K[L.J_MEASURE] = self.fio.measure_from_ns
-        K[L.J_BS] = job.bs
-        K[L.J_REGION] = job.region_start
-        K[L.J_NBLOCKS] = job.n_blocks
-        K[L.J_RANDOM] = 1 if job.random else 0
-        K[L.J_MIXED] = 1 if job.mixed else 0
-        K[L.J_FIXEDOP] = job.fixed_op
-        K[L.J_NEXT] = job.next_block
-        K[L.J_POS] = job._pos
-        K[L.J_N] = job._n
-        heap = sim._heap
-        others = [e for e in heap if e is not fin and e is not dd]
-        if others:
-            h = min(others)[:2] if len(others) < len(heap) else heap[0][:2]
-            K[L.H_T], K[L.H_SEQ] = h
-        else:
-            K[L.H_T] = K[L.H_SEQ] = _NO_LIMIT
+        K[H.ALLOCATED] = queue.allocated
+        K[H.C_INFLIGHT] = c.in_flight
+        K[H.C_LAST] = c.last_ns
+        K[H.C_IOT] = c.io_ticks_ns
+        K[H.C_TIQ] = c.time_in_queue_ns
+        K[H.C_IOS:H.C_IOS + 3] = c.ios
+        K[H.C_SEC:H.C_SEC + 3] = c.sectors
+        K[H.C_TCK:H.C_TCK + 3] = c.ticks_ns
+        K[H.J_INFLIGHT] = job.in_flight
+        K[H.J_REAPED] = job.reaped
+        K[H.J_ISSUED] = job.issued
+        K[H.J_LIMIT] = job.limit or 0
+        K[H.J_IODEPTH] = job.iodepth
+        K[H.J_CMIN] = job.complete_min
+        K[H.J_MEASURE] = self.fio.measure_from_ns
+        K[H.J_BS] = job.bs
+        K[H.J_REGION] = job.region_start
+        K[H.J_NBLOCKS] = job.n_blocks
+        K[H.J_RANDOM] = 1 if job.random else 0
+        K[H.J_MIXED] = 1 if job.mixed else 0
+        K[H.J_FIXEDOP] = job.fixed_op
+        K[H.J_NEXT] = job.next_block
+        K[H.J_POS] = job._pos
+        K[H.J_N] = job._n
+
+    def _load_deadline(self, dl: Deadline) -> bool:
+        if dl.by_end or dl.by_start:
+            return False
+        K = self.K
+        K[H.DL_ON] = 1
+        K[H.DL_BATCH_DIR] = dl.batch_dir
+        K[H.DL_BATCHING] = dl.batching
+        K[H.DL_STARVED] = dl.starved
+        K[H.DL_FIFO_BATCH] = dl.fifo_batch
+        for d in (READ, WRITE):
+            q = dl.queues[d]
+            # every FIFO entry is a dispatched request (lazily pruned)
+            if q.entries or q._key_of or len(q._gone) != len(q.fifo):
+                return False
+            key = dl.last_key[d]
+            if key is not None:
+                K[H.DL_LK_SET + d] = 1
+                K[H.DL_LK_OFF + d], K[H.DL_LK_SEQ + d] = key
+            K[H.DL_SQSEQ + d] = q._seq
+            K[H.DL_DEAD + d] = len(q.fifo)
         return True
 
-    @staticmethod
-    def _remove(heap, fin, dd) -> None:
-        # in place: Simulator.run holds this list
-        if fin is None and dd is None:
-            return
-        heap[:] = [e for e in heap if e is not fin and e is not dd]
-        heapq.heapify(heap)
+    def _store_deadline(self, dl: Deadline, k: list, job) -> None:
+        dl.batch_dir = k[H.DL_BATCH_DIR]
+        dl.batching = k[H.DL_BATCHING]
+        dl.starved = k[H.DL_STARVED]
+        for d in (READ, WRITE):
+            q = dl.queues[d]
+            dl.last_key[d] = ((k[H.DL_LK_OFF + d], k[H.DL_LK_SEQ + d])
+                              if k[H.DL_LK_SET + d] else None)
+            q._seq = k[H.DL_SQSEQ + d]
+            # the FIFO's dead entries: the elevator only counts them (and drops them
+            # at the next batch in this direction), so stand-ins do
+            fifo = deque() if k[H.DL_PRUNED + d] else q.fifo
+            while len(fifo) < k[H.DL_DEAD + d]:
+                fifo.append(IORequest(d, 0, job.bs, None, True, False, job.index))
+            q.fifo = fifo
+            q._gone = {id(r) for r in fifo}
 
     def _run(self, job) -> None:
-        K, LAT = self.K, self.LAT
-        loop, deps = L.loop_entry()
-        S = job.fio.queue.device.S
+        K = self.K
         while True:
-            status = loop(S, K, self.Q, self.FREE, job._blocks, job._reads, LAT, deps)
-            if status == L.NEED_DRAW:
+            status = self.dev_loop.run(K, job._blocks, job._reads, self.LAT)
+            if status == H.NEED_DRAW:
                 job._new_chunk()
-                K[L.J_POS], K[L.J_N] = job._pos, job._n
-            elif status == L.LAT_FULL:
-                self._drain(job)
+                K[H.J_POS], K[H.J_N] = job._pos, job._n
+            elif status == H.LAT_FULL:
+                self._drain()
             else:
-                self._drain(job)
+                self._drain()
                 return
 
-    def _drain(self, job) -> None:
+    def _drain(self) -> None:
         K, LAT, fio = self.K, self.LAT, self.fio
         for op in (READ, WRITE):
-            n = int(K[L.LAT_N + op])
+            n = int(K[H.LAT_N + op])
             if n:
                 fio.lat[op].samples.frombytes(LAT[op, :n].tobytes())
-                fio.bytes_done[op] += int(K[L.J_BYTES + op])
-            K[L.LAT_N + op] = 0
-            K[L.J_BYTES + op] = 0
+                fio.bytes_done[op] += int(K[H.J_BYTES + op])
+            K[H.LAT_N + op] = 0
+            K[H.J_BYTES + op] = 0
 
     def _request(self, job, op, off, sub, qns, disp) -> IORequest:
         """The block request (and its bio) of an I/O in flight, as the event path
@@ -349,53 +376,29 @@ class FusedLoop:
         req.submit_ns = sub
         req.queue_ns = qns
         req.dispatch_ns = disp
+        if self._expire is not None:
+            req.deadline_ns = qns + self._expire[READ if op == READ else WRITE]
         return req
 
-    def _store(self, sim, dev, queue, job) -> None:
+    def _store(self, sim, queue, job) -> None:
         k = self.K.tolist()
-        sim.now_ns = k[L.T_NOW]
-        sim._seq = k[L.SEQ]
-        sim.events_processed += k[L.NEV]
-        # the drive
-        nfree = k[L.NFREE]
-        free = self.FREE[:nfree].tolist()
-        dev._free = free
-        busy = set(range(dev.queue_depth)) - set(free)
-        slots = [None] * dev.queue_depth
-        for i in busy:
-            slots[i] = self._request(job, *self.Q[i].tolist())
-        dev._slots = slots
-        heap = sim._heap
-        if k[L.FIN_ON]:
-            req = self._request(job, k[L.FIN_OP], k[L.FIN_OFF], k[L.FIN_SUB], k[L.FIN_Q],
-                                k[L.FIN_DISP])
-            req.cache_hit = bool(k[L.FIN_HIT])
-            heapq.heappush(heap, (k[L.FIN_T], k[L.FIN_SEQ], dev._finish, req))
-        if k[L.DD_ON]:
-            heapq.heappush(heap, (k[L.DD_T], k[L.DD_SEQ], dev._destage_done, None))
-        dev.inflight = k[L.DEV_INFLIGHT]
-        dev.free_servers = k[L.FREE_SERVER]
-        dev._destaging_bytes = k[L.DESTAGING]
-        dev._unacked_bytes = k[L.UNACKED]
-        dev._bg_destage = bool(k[L.BG])
-        dev._bg_destaging_bytes = k[L.BG_DESTAGING]
-        dev.completed[:] = k[L.COMPLETED:L.COMPLETED + 4]
-        dev.bytes_done[:] = k[L.BYTES_DONE:L.BYTES_DONE + 4]
-        dev.busy_ns = k[L.BUSY]
-        dev.cache_hits = k[L.CACHE_HITS]
-        # the block queue
+        sim.now_ns = k[H.T_NOW]
+        sim._seq = k[H.SEQ]
+        sim.events_processed += k[H.NEV]
+        self.dev_loop.store(k, sim._heap, lambda *row: self._request(job, *row))
+        if self._expire is not None:
+            self._store_deadline(queue.sched, k, job)
         c = queue.counters
-        queue.allocated = k[L.ALLOCATED]
-        c.in_flight = k[L.C_INFLIGHT]
-        c.last_ns = k[L.C_LAST]
-        c.io_ticks_ns = k[L.C_IOT]
-        c.time_in_queue_ns = k[L.C_TIQ]
-        c.ios[:] = k[L.C_IOS:L.C_IOS + 3]
-        c.sectors[:] = k[L.C_SEC:L.C_SEC + 3]
-        c.ticks_ns[:] = k[L.C_TCK:L.C_TCK + 3]
-        # the job
-        job.in_flight = k[L.J_INFLIGHT]
-        job.reaped = k[L.J_REAPED]
-        job.issued = k[L.J_ISSUED]
-        job.next_block = k[L.J_NEXT]
-        job._pos = k[L.J_POS]
+        queue.allocated = k[H.ALLOCATED]
+        c.in_flight = k[H.C_INFLIGHT]
+        c.last_ns = k[H.C_LAST]
+        c.io_ticks_ns = k[H.C_IOT]
+        c.time_in_queue_ns = k[H.C_TIQ]
+        c.ios[:] = k[H.C_IOS:H.C_IOS + 3]
+        c.sectors[:] = k[H.C_SEC:H.C_SEC + 3]
+        c.ticks_ns[:] = k[H.C_TCK:H.C_TCK + 3]
+        job.in_flight = k[H.J_INFLIGHT]
+        job.reaped = k[H.J_REAPED]
+        job.issued = k[H.J_ISSUED]
+        job.next_block = k[H.J_NEXT]
+        job._pos = k[H.J_POS]
