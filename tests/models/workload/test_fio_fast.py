@@ -1,6 +1,7 @@
-"""The fused fio -> block -> HDD loop is the event path, only faster: same results,
-same iostat, same drive state, same simulator state, for every configuration it
-takes; and the comparison used here does notice a difference when there is one."""
+"""The fused fio -> block -> drive loops are the event path, only faster: same
+results, same iostat, same drive state, same simulator state, for every
+configuration they take; and the comparison used here does notice a difference when
+there is one."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,54 +10,84 @@ import pytest
 from models.block import BlockConfig, BlockQueue
 from models.device.hdd import HDD, default_15k_sas
 from models.device.request import READ, WRITE
+from models.device.ssd import SSD, SSDConfig
 from models.sim import Simulator
-from models.workload import fio_fast
 from models.workload.fio import FioConfig, FioJob
 from models.workload.fio_fast import FusedLoop, code_fingerprint, mirrored_code_unchanged
 
 NOOP = BlockConfig(scheduler="noop", nr_requests=128)
+DEADLINE = BlockConfig(scheduler="deadline", nr_requests=128)
+# an X25-E-like drive, smaller so that preconditioning is quick
+SMALL_SSD = dict(capacity_bytes=1 << 30, raw_capacity_bytes=(1 << 30) + (80 << 20))
 
 
-def _drive(sim, name="sda", **hdd):
-    return HDD(sim, name, default_15k_sas(**hdd))
+def _drive(sim, name="sda", kind="hdd", **overrides):
+    if kind == "ssd":
+        return SSD(sim, name, SSDConfig(**{**SMALL_SSD, **overrides}))
+    return HDD(sim, name, default_15k_sas(**overrides))
+
+
+def _request(r):
+    return None if r is None else (r.op, r.offset_bytes, r.size_bytes, r.submit_ns, r.queue_ns,
+                                   r.dispatch_ns, r.cache_hit, r.deadline_ns,
+                                   r.parts[0].submit_ns, r.parts[0].size_bytes)
+
+
+def _elevator(sched):
+    out = [sched.count, {k: _request(r) for k, r in sched.by_end.items()},
+           {k: _request(r) for k, r in sched.by_start.items()}]
+    if sched.name == "deadline":
+        out += [sched.batch_dir, sched.batching, sched.starved, dict(sched.last_key)]
+        for q in sched.queues.values():
+            out += [q._seq, [(o, n, _request(r)) for o, n, r in q.entries],
+                    sorted(q._key_of.values()), len(q.fifo),
+                    sorted(i for i, r in enumerate(q.fifo) if id(r) in q._gone), len(q._gone)]
+    elif sched.name == "noop":
+        out.append([_request(r) for r in sched.fifo])
+    return out
 
 
 def _state(sim, job, blk, dev):
     """Everything observable after a run, as plain values."""
     res = job.results()
     st = job.iostat()
-    heap = sorted((t, s, getattr(fn, "__name__", ""),
-                   None if arg is None else (arg.op, arg.offset_bytes, arg.queue_ns,
-                                             arg.dispatch_ns, arg.cache_hit, arg.parts[0].submit_ns))
-                  for t, s, fn, arg in sim._heap)
-    slots = [None if r is None else (r.op, r.offset_bytes, r.size_bytes, r.submit_ns, r.queue_ns,
-                                     r.dispatch_ns, r.parts[0].submit_ns, r.cache_hit)
-             for r in dev._slots]
+    heap = sorted((t, s, getattr(fn, "__name__", ""), _request(arg)) for t, s, fn, arg in sim._heap)
     c = blk.counters
     j = job.jobs[0]
-    return {
-        "results": res, "iostat": st, "devstats": dev.stats(), "S": dev.S.copy(),
-        "volatile": dev.volatile_bytes(), "slots": slots, "free": list(dev._free),
-        "dev": (dev.inflight, dev.free_servers, dev._bg_destage, dev._destaging_bytes,
-                dev._unacked_bytes, dev._bg_destaging_bytes),
+    out = {
+        "results": res, "iostat": st, "devstats": dev.stats(), "volatile": dev.volatile_bytes(),
+        "dev": (dev.inflight, dev.free_servers, list(dev.completed), list(dev.bytes_done),
+                dev.busy_ns, dev.cache_hits, len(dev.queue)),
         "blk": (blk.allocated, tuple(c.ios), tuple(c.sectors), tuple(c.ticks_ns), c.in_flight,
-                c.io_ticks_ns, c.time_in_queue_ns, c.last_ns),
+                c.io_ticks_ns, c.time_in_queue_ns, c.last_ns, tuple(c.merges)),
+        "elevator": _elevator(blk.sched),
         "job": (j.in_flight, j.issued, j.reaped, j._pos, j.next_block,
                 job.lat[READ].samples.tolist(), job.lat[WRITE].samples.tolist(),
                 dict(job.bytes_done), job.finished_ns, job.measure_from_ns),
         "sim": (sim.now_ns, sim.events_processed, sim._seq, heap),
         "rng": j.rng.bit_generator.state,
     }
+    if isinstance(dev, HDD):
+        out["S"] = dev.S.copy()
+        out["hdd"] = ([_request(r) for r in dev._slots], list(dev._free), dev._bg_destage,
+                      dev._destaging_bytes, dev._unacked_bytes, dev._bg_destaging_bytes)
+    else:
+        out["i32"] = dev._i32.copy()
+        out["i64"] = dev._i64.copy()
+        out["ssd"] = (list(dev._volatile), dev._ctrl_free, dev._last_done, dev._last_durable,
+                      dev._meta_dirty, dev._busy_since, dev._busy_total, dev.cache_full_waits,
+                      dev.cache_wait_ns, dev._flush_pending)
+    return out
 
 
-def _run(fused, cfg, hdd=None, block=NOOP, seed=1, until_ns=None):
+def _run(fused, cfg, dev=None, block=NOOP, seed=1, until_ns=None):
     sim = Simulator()
-    dev = _drive(sim, **(hdd or {}))
-    blk = BlockQueue(sim, dev, block)
+    drive = _drive(sim, **(dev or {}))
+    blk = BlockQueue(sim, drive, block)
     job = FioJob(sim, cfg, blk, np.random.default_rng(seed), fused=fused)
     job.start()
     sim.run(until_ns=until_ns)
-    return _state(sim, job, blk, dev), job.fused
+    return _state(sim, job, blk, drive), job.fused
 
 
 def assert_same(a, b):
@@ -77,20 +108,22 @@ def assert_same(a, b):
             assert x == y, f"{key} differs"
 
 
-def _compare(cfg, hdd=None, block=NOOP, seed=1, until_ns=None):
-    event, none = _run(False, cfg, hdd, block, seed, until_ns)
-    fused, loop = _run(True, cfg, hdd, block, seed, until_ns)
+def _compare(cfg, dev=None, block=NOOP, seed=1, until_ns=None):
+    event, none = _run(False, cfg, dev, block, seed, until_ns)
+    fused, loop = _run(True, cfg, dev, block, seed, until_ns)
     assert none is None
     assert_same(event, fused)
     return event, loop
 
 
 # -- the fused loop is taken, and it changes nothing --------------------------------
-def test_the_mirrored_python_code_is_the_one_the_loop_was_written_against():
-    # if this fails, a method the compiled loop mirrors (listed in fio_fast._mirrored)
-    # changed: update hdd_closed_loop to match, then MIRRORED_FINGERPRINT. Until then
-    # the fast path switches itself off and every run takes the event path.
-    assert mirrored_code_unchanged(), code_fingerprint()
+@pytest.mark.parametrize("name", ["host", "deadline", "HDD", "SSD"])
+def test_the_mirrored_python_code_is_the_one_the_loops_were_written_against(name):
+    # if this fails, a method a compiled loop mirrors (fio_fast._host_mirrored,
+    # _deadline_mirrored, or the device loop's MIRRORED) changed: update closed_loop_host / hdd_closed_loop /
+    # ssd_closed_loop to match, then MIRRORED_FINGERPRINTS. Until then the fast path
+    # switches itself off and every run takes the event path.
+    assert mirrored_code_unchanged(name), code_fingerprint(name)
 
 
 CASES = {
@@ -120,13 +153,44 @@ CASES = {
                                      {"sptf_age_limit_ms": 30.0}),
     "randread_qd16_fifo_ncq": (FioConfig(rw="randread", iodepth=16, size="8g", runtime_s=0.3),
                                {"scheduler": "fifo"}),
+    "ssd_randread_qd32": (FioConfig(rw="randread", iodepth=32, size="512m", runtime_s=100,
+                                    number_ios=6000), {"kind": "ssd"}),
+    "ssd_randread_qd1_fresh_ramp": (FioConfig(rw="randread", iodepth=1, size="512m",
+                                              runtime_s=0.03, ramp_time_s=0.01),
+                                    {"kind": "ssd", "precondition": "fresh"}),
+    "ssd_randwrite_qd32_wce_full_buffer": (FioConfig(rw="randwrite", iodepth=32, size="512m",
+                                                     runtime_s=0.3, ramp_time_s=0.02),
+                                           {"kind": "ssd"}),
+    "ssd_randwrite_qd4_nowce": (FioConfig(rw="randwrite", bs="8k", iodepth=4, size="256m",
+                                          runtime_s=100, number_ios=2000),
+                                {"kind": "ssd", "write_cache": False}),
+    "ssd_randrw_qd8_2k_rmw": (FioConfig(rw="randrw", rwmixread=60, bs="2k", iodepth=8,
+                                        size="256m", runtime_s=0.1),
+                              {"kind": "ssd", "precondition": "sequential"}),
+    "ssd_readwrite_qd4_reap2": (FioConfig(rw="readwrite", bs="16k", iodepth=4,
+                                          iodepth_batch_complete_min=2, size="64m",
+                                          runtime_s=0.05),
+                                {"kind": "ssd", "precondition": "sequential"}),
 }
 
 
-@pytest.mark.parametrize("name", CASES)
+DEADLINE_CASES = {
+    # mixed directions: batches, write starvation, the sort position per direction
+    "deadline_randrw_qd32_wce": (FioConfig(rw="randrw", rwmixread=70, iodepth=32, size="4g",
+                                           runtime_s=0.6, ramp_time_s=0.1),
+                                 {"write_cache": True}),
+    "deadline_readwrite_qd4": (FioConfig(rw="readwrite", bs="8k", iodepth=4, size="64m",
+                                         runtime_s=0.2), {}),
+    "deadline_randread_qd1": (FioConfig(rw="randread", iodepth=1, size="8g", runtime_s=0.3), {}),
+    "deadline_ssd_randrw_qd16": (FioConfig(rw="randrw", iodepth=16, size="512m", runtime_s=0.05,
+                                           ramp_time_s=0.01), {"kind": "ssd"}),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES) + list(DEADLINE_CASES))
 def test_fused_loop_reproduces_the_event_path(name):
-    cfg, hdd = CASES[name]
-    event, loop = _compare(cfg, hdd)
+    cfg, dev = CASES[name] if name in CASES else DEADLINE_CASES[name]
+    event, loop = _compare(cfg, dev, NOOP if name in CASES else DEADLINE)
     assert loop.reason is None and loop.handovers >= 1
     # nearly every completion ran inside the compiled loop
     assert loop.events >= 0.9 * sum(event["devstats"][k] for k in
@@ -135,29 +199,33 @@ def test_fused_loop_reproduces_the_event_path(name):
 
 def test_more_than_one_chunk_of_random_draws():
     # 4096 draws per chunk: 9000 I/Os need three chunks, drawn when the event path would
-    cfg = FioConfig(rw="randrw", bs="4k", iodepth=16, size="2g", runtime_s=100, number_ios=9000)
+    cfg = FioConfig(rw="randrw", bs="4k", iodepth=16, size="512m", runtime_s=100, number_ios=9000)
     event, loop = _compare(cfg, {"write_cache": True})
     assert event["job"][3] == 9000 - 2 * 4096
+    _compare(cfg, {"kind": "ssd"})
 
 
 def test_latency_buffer_refills(monkeypatch):
     monkeypatch.setattr(FusedLoop, "LAT_CAPACITY", 37)
     cfg = FioConfig(rw="randrw", bs="4k", iodepth=8, size="1g", runtime_s=100, number_ios=700)
     _compare(cfg)
+    _compare(cfg, {"kind": "ssd"})
 
 
-def test_run_until_stops_at_the_same_point_and_can_continue():
-    cfg = FioConfig(rw="randread", iodepth=16, size="4g", runtime_s=2.0, ramp_time_s=0.1)
-    _compare(cfg, until_ns=432_100_000)     # mid-run: I/Os in flight, drive busy
+@pytest.mark.parametrize("kind, scale", [("hdd", 1.0), ("ssd", 0.02)])
+def test_run_until_stops_at_the_same_point_and_can_continue(kind, scale):
+    cfg = FioConfig(rw="randread", iodepth=16, size="512m", runtime_s=2.0 * scale,
+                    ramp_time_s=0.1 * scale)
+    _compare(cfg, {"kind": kind}, until_ns=int(432_100_000 * scale))   # mid-run, I/Os in flight
 
     def two_steps(fused):
         sim = Simulator()
-        dev = _drive(sim, write_cache=True)
+        dev = _drive(sim, kind=kind, write_cache=True)
         blk = BlockQueue(sim, dev, NOOP)
-        job = FioJob(sim, FioConfig(rw="randwrite", iodepth=4, size="1g", runtime_s=1.0),
+        job = FioJob(sim, FioConfig(rw="randwrite", iodepth=4, size="512m", runtime_s=scale),
                      blk, np.random.default_rng(5), fused=fused)
         job.start()
-        sim.run(until_ns=300_000_000)
+        sim.run(until_ns=int(300_000_000 * scale))
         mid = (blk.snapshot(), dev.stats(), dev.volatile_bytes())
         sim.run()
         return mid, _state(sim, job, blk, dev)
@@ -168,16 +236,17 @@ def test_run_until_stops_at_the_same_point_and_can_continue():
 
 
 def test_other_activity_interleaves_exactly():
-    """Two jobs on two drives in one simulation, and a sampler reading both queues
-    every 7 ms: each fused loop stops before the other's events."""
+    """Three jobs on three drives (two HDDs, an SSD) in one simulation, and a sampler
+    reading every queue every 7 ms: each fused loop stops before the others' events."""
     def run(fused):
         sim = Simulator()
         out = []
         queues, jobs = [], []
-        for i, (rw, qd) in enumerate((("randread", 32), ("randwrite", 2))):
-            dev = _drive(sim, f"sd{i}", write_cache=True)
+        for i, (rw, qd, kind) in enumerate((("randread", 32, "hdd"), ("randwrite", 2, "hdd"),
+                                             ("randrw", 8, "ssd"))):
+            dev = _drive(sim, f"sd{i}", kind, write_cache=True)
             blk = BlockQueue(sim, dev, NOOP)
-            job = FioJob(sim, FioConfig(rw=rw, iodepth=qd, size="2g", runtime_s=0.4),
+            job = FioJob(sim, FioConfig(rw=rw, iodepth=qd, size="512m", runtime_s=0.4),
                          blk, np.random.default_rng(10 + i), fused=fused)
             queues.append(blk)
             jobs.append(job)
@@ -205,7 +274,6 @@ def test_other_activity_interleaves_exactly():
 @pytest.mark.parametrize("cfg, block, reason", [
     (FioConfig(iodepth=4, numjobs=2, runtime_s=0.1), NOOP, "numjobs"),
     (FioConfig(iodepth=8, iodepth_batch_submit=4, runtime_s=0.1), NOOP, "batch"),
-    (FioConfig(iodepth=4, runtime_s=0.1), BlockConfig(scheduler="deadline"), "elevator"),
     (FioConfig(iodepth=4, runtime_s=0.1), BlockConfig(scheduler="cfq"), "elevator"),
     (FioConfig(bs="1m", iodepth=2, runtime_s=0.1), BlockConfig(max_sectors_kb=256), "split"),
 ])
@@ -214,12 +282,13 @@ def test_ineligible_jobs_run_the_event_path(cfg, block, reason):
     assert reason in loop.reason and loop.handovers == 0
 
 
-@pytest.mark.parametrize("cfg, block, hdd", [
+@pytest.mark.parametrize("cfg, block, dev", [
     (FioConfig(iodepth=8, runtime_s=0.2), BlockConfig(nr_requests=4), {}),   # waits for requests
     (FioConfig(iodepth=8, runtime_s=0.2), NOOP, {"queue_depth": 4}),         # waits in the elevator
+    (FioConfig(iodepth=8, runtime_s=0.01), NOOP, {"kind": "ssd", "queue_depth": 4}),
 ])
-def test_jobs_that_would_queue_in_the_block_layer_stay_on_the_event_path(cfg, block, hdd):
-    event, loop = _compare(cfg, hdd, block)
+def test_jobs_that_would_queue_in_the_block_layer_stay_on_the_event_path(cfg, block, dev):
+    event, loop = _compare(cfg, dev, block)
     assert loop.reason is None and loop.handovers == 0
 
 
@@ -254,7 +323,7 @@ def test_the_order_at_a_completion_matters_and_is_the_event_paths(monkeypatch):
     resubmission first), SPTF would choose among more commands and the run would
     differ: the fused loop's equality with the event path is not an accident of
     the order not mattering."""
-    assert mirrored_code_unchanged()        # fingerprint taken before the patch below
+    assert mirrored_code_unchanged("HDD")   # fingerprint taken before the patch below
     cfg = FioConfig(rw="randread", iodepth=8, size="8g", runtime_s=0.3)
     fused, loop = _run(True, cfg)
     assert loop.handovers >= 1
