@@ -2,11 +2,12 @@
 
 Validation, component by component, so every error names its full key:
 
-- ``run``, ``results``, ``block``: typed by the root schema already; converting them to
-  their frozen dataclasses runs the range checks (``block.nr_requests: must be >= 1``).
+- ``run``, ``results``, ``block``: typed by the root schema already; building their
+  frozen dataclasses runs the range checks (``block.nr_requests: must be >= 1``).
 - ``device.<name>``: ``type`` picks the registered config class; the remaining keys
-  are merged into that class's structured schema (unknown key, wrong type) and
-  converted (range checks). Devices named in a RAID's ``members`` must exist, be
+  are checked against that dataclass's fields and annotations (unknown key, wrong
+  type: ``pipeline.coerce``, OmegaConf's rules) and the dataclass is built (its range
+  checks). Devices named in a RAID's ``members`` must exist, be
   distinct, not be the RAID itself, belong to at most one array, and form no cycle.
 - ``device.<name>.queue``: optional per-device request-queue settings
   (``/sys/block/<name>/queue``) over the ``block`` defaults; only a top-level device
@@ -30,9 +31,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from . import registry
+from . import coerce, registry
 from .errors import ConfigError, describe, from_value_error
-from .schema import NOT_PARAMETERS, ResultsConfig, RunConfig, structured
+from .schema import NOT_PARAMETERS, ResultsConfig, RunConfig
 
 from models.block import BlockConfig
 
@@ -78,42 +79,12 @@ class RunSpec:
 
 
 # -- conversion helpers ---------------------------------------------------------------------
-_SCHEMAS: dict = {}
-
-
-def _schema(cls: Any):
-    """The structured node of a config class or preset instance, made once per process
-    (``OmegaConf.merge`` copies it, never changes it)."""
-    key = cls if isinstance(cls, type) else (type(cls), repr(cls))
-    node = _SCHEMAS.get(key)
-    if node is None:
-        node = _SCHEMAS[key] = structured(cls)
-    return node
-
-
 def _to_object(node: Any, cls: Any, prefix: str) -> Any:
-    """Merge ``node`` into ``cls``'s schema (or into a config instance: a preset) and
-    build the frozen dataclass."""
-    try:
-        schema = _schema(cls)
-        merged = OmegaConf.merge(schema, node if node is not None else {})
-        return OmegaConf.to_object(merged)
-    except ValueError as ex:  # the model's __post_init__
-        if isinstance(ex, OmegaConfBaseException):
-            raise _prefixed(prefix, ex) from None
-        raise from_value_error(prefix, ex) from None
-    except OmegaConfBaseException as ex:
-        raise _prefixed(prefix, ex) from None
-    except TypeError as ex:  # e.g. a required field without a value
-        raise ConfigError(prefix, str(ex).split("\n")[0]) from None
-
-
-def _prefixed(prefix: str, ex: BaseException) -> ConfigError:
-    err = describe(ex)
-    if err is None:
-        return ConfigError(prefix, str(ex).split("\n")[0])
-    key = f"{prefix}.{err.key}" if err.key else prefix
-    return ConfigError(key, err.message)
+    """Build ``cls`` (or a preset instance's class, from its values) from ``node``,
+    checked against the dataclass annotations (``pipeline.coerce``)."""
+    if node is not None and not isinstance(node, dict):
+        raise ConfigError(prefix, f"expected a mapping, got {node!r}")
+    return coerce.build(cls, node, prefix)
 
 
 def _container(cfg: DictConfig, key: str) -> Any:
