@@ -5,13 +5,12 @@ every top-level key, so Hydra rejects an unknown key or a wrong type while compo
 naming the key. Sections whose model config class is fixed use that frozen dataclass
 directly (``block: BlockConfig``); sections that hold one of several model types
 (``device.<name>``, ``workload``) are mappings with a ``type`` discriminator and are
-checked against the registered model's dataclass in ``pipeline.spec`` (same rules:
-unknown keys, types, the model's own range checks).
+checked against the registered model's dataclass in ``pipeline.spec`` /
+``pipeline.coerce`` (same rules: unknown keys, types, the model's own range checks).
 
 OmegaConf marks nodes made from frozen dataclasses read-only; Hydra must merge YAML
 and command-line values into them, so the flag is cleared on the stored node. The
-model's ``__post_init__`` still runs when ``pipeline.spec`` converts the node to the
-dataclass (``OmegaConf.to_object``).
+model's ``__post_init__`` still runs when ``pipeline.spec`` builds the dataclass.
 """
 from __future__ import annotations
 
