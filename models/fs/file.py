@@ -12,9 +12,9 @@ object per page):
   ``LOCKED`` (a read of it is in flight), ``INTENT`` (zfs: not yet in the intent log).
 - ``block``: physical 4 KB block on the device (-1 = hole / not allocated).
 - ``lru``: page-cache access tick (for LRU eviction).
-- ``wb``: id of the writeback bio the page is in (valid while ``WRITEBACK``).
-- ``wepoch``: flush epoch at which the page's last write completed
-  (-1 = written with FUA or to a device without a volatile cache).
+- ``wb``: id of the bio the page is in (valid while ``WRITEBACK`` or ``LOCKED``).
+- ``wepoch``: flush epoch at which the page's current content reached the device
+  (-1 = with FUA; ``NOT_ON_DEVICE`` while dirty or under writeback).
 - ``meta_tid``: journal transaction that records the page's block mapping / extent
   state (0 = none needed); the mapping survives a crash once that tid is durable.
 
@@ -23,8 +23,10 @@ transaction holding any change of the inode, timestamps included: what ``fsync``
 must commit), ``datasync_tid`` (last one holding a size or allocation change: what
 ``fdatasync`` must commit), ``disksize_bytes`` (the size the next commit records:
 ext3 updates it in ``write()``, ext4 when delayed allocation maps the blocks, xfs at
-I/O completion), ``size_log`` (the size each commit recorded), ``dirtied_ns`` (when the inode's oldest dirty page was
-dirtied, for ``dirty_expire_centisecs``).
+I/O completion), ``size_log`` (the size each commit recorded), ``dirtied_ns`` (when
+the inode's oldest dirty page was dirtied, for ``dirty_expire_centisecs``), and the
+bounding windows of its dirty and under-writeback pages (so that syncing a big file
+with few dirty pages scans only those).
 """
 from __future__ import annotations
 
