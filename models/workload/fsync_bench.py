@@ -73,7 +73,9 @@ class FsyncBenchConfig:
 
 class FsyncBench:
     def __init__(self, sim: Simulator, cfg: FsyncBenchConfig, fs: Filesystem,
-                 scale: float = 1.0) -> None:
+                 rng=None, scale: float = 1.0) -> None:
+        # ``rng`` is unused (the benchmark is deterministic); the same signature as the
+        # other filesystem workloads: (sim, cfg, fs, rng, scale)
         self.sim = sim
         self.cfg = cfg
         self.fs = fs
