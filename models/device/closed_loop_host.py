@@ -197,10 +197,16 @@ def deps_fingerprint(entry: CPUDispatcher) -> int:
 
 def compile_loop(entry: CPUDispatcher, arg_types: tuple):
     """``entry`` compiled (or loaded from numba's cache) for ``arg_types`` plus the
-    literal fingerprint; returns (callable, fingerprint to pass as last argument)."""
+    literal fingerprint; returns (callable, fingerprint to pass as last argument,
+    None) or, if it does not compile (a kernel it calls changed its signature),
+    (None, None, why)."""
     from numba.core import types
     deps = deps_fingerprint(entry)
-    return entry.compile(tuple(arg_types) + (types.literal(deps),)), deps
+    try:
+        return entry.compile(tuple(arg_types) + (types.literal(deps),)), deps, None
+    except Exception as ex:     # numba's typing/lowering errors: report, run the event path
+        first = str(ex).strip().splitlines()[0] if str(ex).strip() else ""
+        return None, None, f"{entry.__name__} does not compile: {type(ex).__name__} {first}"
 
 
 def array_type(dtype, ndim: int):

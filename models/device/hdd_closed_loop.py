@@ -217,7 +217,8 @@ class HDDLoop:
 
     @staticmethod
     def reason(dev) -> str | None:
-        return None if type(dev) is HDD else f"device kind {dev.kind}"
+        """Why this drive cannot take the loop (None: it can); compiles the loop."""
+        return _entry()[2] if type(dev) is HDD else f"device kind {dev.kind}"
 
     def own_events(self, heap):
         """The drive's heap entries (its completion, its destage end), or None if it
@@ -280,7 +281,7 @@ class HDDLoop:
         return True
 
     def run(self, K, blocks, reads, LAT) -> int:
-        loop, deps = _entry()
+        loop, deps, _ = _entry()
         return loop(self.dev.S, K, self.Q, self.FREE, blocks, reads, LAT, deps)
 
     def store(self, k: list, heap: list, make_request) -> None:

@@ -243,7 +243,8 @@ class SSDLoop:
 
     @staticmethod
     def reason(dev) -> str | None:
-        return None if type(dev) is SSD else f"device kind {dev.kind}"
+        """Why this drive cannot take the loop (None: it can); compiles the loop."""
+        return _entry()[2] if type(dev) is SSD else f"device kind {dev.kind}"
 
     def own_events(self, heap):
         dev = self.dev
@@ -299,7 +300,7 @@ class SSDLoop:
         return True
 
     def run(self, K, blocks, reads, LAT) -> int:
-        loop, deps = _entry()
+        loop, deps, _ = _entry()
         dev = self.dev
         while True:
             st = loop(dev._i32, dev._i64, dev._out, self.F, K, self.P, self.V, blocks, reads,

@@ -186,15 +186,15 @@ class FusedLoop:
         loop_cls = _device_loops().get(type(dev))
         if loop_cls is None:
             return f"device kind {dev.kind} (hdd and ssd are fused)"
-        why = loop_cls.reason(dev)
-        if why is not None:
-            return why
         names = ["host", type(dev).__name__]
         if type(queue.sched) is Deadline:
             names.append("deadline")
         for name in names:
             if not mirrored_code_unchanged(name):
                 return f"the {name} code the fused loop mirrors has changed"
+        why = loop_cls.reason(dev)      # compiles (or loads) the loop
+        if why is not None:
+            return why
         self.dev_loop = loop_cls(dev)
         return None
 

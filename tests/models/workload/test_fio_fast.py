@@ -282,6 +282,14 @@ def test_ineligible_jobs_run_the_event_path(cfg, block, reason):
     assert reason in loop.reason and loop.handovers == 0
 
 
+def test_a_loop_that_does_not_compile_leaves_the_event_path(monkeypatch):
+    from models.device import hdd_closed_loop
+    monkeypatch.setattr(hdd_closed_loop, "_entry", lambda: (None, None, "hdd_fio_loop does "
+                                                            "not compile: TypingError"))
+    event, loop = _compare(FioConfig(iodepth=4, runtime_s=0.1))
+    assert "does not compile" in loop.reason and loop.handovers == 0
+
+
 @pytest.mark.parametrize("cfg, block, dev", [
     (FioConfig(iodepth=8, runtime_s=0.2), BlockConfig(nr_requests=4), {}),   # waits for requests
     (FioConfig(iodepth=8, runtime_s=0.2), NOOP, {"queue_depth": 4}),         # waits in the elevator
