@@ -214,6 +214,7 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "read_ahead_scheme": CONTREAD_SCHEMES[contread],
         "read_ahead_window_hits": bool(int(p.get("Allow almost read hits", 0))),
         "read_ahead_on_idle_hit": bool(int(p.get("Read-ahead on idle hit", 0))),
+        "read_hits_on_write_data": bool(int(p.get("Allow read hits on write data", 1))),
         "write_cache": fast >= 1,
         "write_cache_bytes": int(p.get("Maximum number of write segments", 1)) * seg_bytes,
         "queue_depth": max(1, int(p.get("Max queue length", 1))),
@@ -247,8 +248,6 @@ def unmapped(spec: DiskSpec) -> list[str]:
     if float(p.get("Low (write) water mark", 0.0)):
         out.append(f"Low (write) water mark = {p['Low (write) water mark']} (only matters "
                    "for writes larger than a segment; write data is taken in whole)")
-    if not int(p.get("Allow read hits on write data", 1)):
-        out.append("Allow read hits on write data = 0 (reads hit on buffered write data)")
     for key in ("Read disconnect afterread", "Read disconnect afterwrite",
                 "Write disconnect overhead", "Other reselect overhead"):
         if float(p.get(key, 0.0)):

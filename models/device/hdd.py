@@ -213,6 +213,9 @@ class HDDConfig:
       - ``read_ahead_on_idle_hit``: a read served from a segment whose read-ahead had
         ended starts reading ahead again from the segment's end [Read-ahead on idle
         hit].
+      - ``read_hits_on_write_data``: reads hit on sectors the buffer holds from a
+        write [Allow read hits on write data]. A write always empties the other
+        segments holding any of its sectors (and stops read-ahead).
       - ``write_cache``: WCE bit, volatile write-back caching [Fast write level > 0].
       - ``write_cache_bytes``: most dirty bytes held before writes must wait for
         destage; 0 = cache_segments * cache_segment_bytes [Maximum number of write
@@ -263,6 +266,7 @@ class HDDConfig:
     read_ahead_scheme: str = "bytes"
     read_ahead_window_hits: bool = True
     read_ahead_on_idle_hit: bool = True
+    read_hits_on_write_data: bool = True
     write_cache: bool = False
     write_cache_bytes: int = 0
     queue_depth: int = 1

@@ -44,7 +44,8 @@ from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SE
                        G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_EXT,
                        RA_CYLINDER, RA_TRACK, RA_TRACK_STREAM, X_BUSW, X_IDLE_HIT, X_MINSEEK,
                        X_OVH_PREP, X_OVH_RCOMP, X_OVH_RESEL, X_OVH_WCOMP, X_RA_SCHEME,
-                       X_WATER, X_WATER_REQ, X_WINDOW_HITS, cylinder_end, track_span,
+                       X_WATER, X_WATER_REQ, X_WINDOW_HITS, X_WRITE_HITS, cylinder_end,
+                       track_span,
                        OVH_AFTER_READ, OVH_AFTER_WRITE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
                        OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
                        P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
@@ -90,10 +91,10 @@ def seg_victim(S, skip):
 @numba.njit(cache=True)
 def seg_put(S, a, b):
     """Record [a, b) as held in the buffer: extend a segment ending at ``a`` or take
-    the least recently used one."""
+    the least recently used one. Returns the segment (-1: no buffer)."""
     segsec = S[P_SEGSEC]
     if segsec <= 0.0:
-        return
+        return -1
     skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
     og = int(S[O_SEG])
     for k in range(int(S[P_NSEG])):
@@ -102,14 +103,34 @@ def seg_put(S, a, b):
             S[r + G_END] = b
             S[r + G_START] = max(S[r + G_START], b - segsec)
             seg_touch(S, k)
-            return
+            return k
     k = seg_victim(S, skip)
     if k < 0:
-        return
+        return -1
     r = og + k * SEGCOLS
     S[r + G_START] = max(a, b - segsec)
     S[r + G_END] = b
     seg_touch(S, k)
+    return k
+
+
+@numba.njit(cache=True)
+def seg_write(S, a, b):
+    """A write of [a, b) takes a segment (read-ahead already stopped): every other
+    segment holding any of its sectors is emptied (disksim_diskcache.c clears clean
+    overlapping segments), and the written sectors are readable only with read hits
+    on write data."""
+    k = seg_put(S, a, b)
+    og = int(S[O_SEG])
+    for j in range(int(S[P_NSEG])):
+        r = og + j * SEGCOLS
+        if j != k and S[r + G_START] >= 0.0 and S[r + G_START] < b and a < S[r + G_END]:
+            S[r + G_START] = -1.0
+            S[r + G_END] = -1.0
+    if k >= 0 and S[int(S[O_EXT]) + X_WRITE_HITS] == 0.0:
+        r = og + k * SEGCOLS
+        S[r + G_START] = -1.0
+        S[r + G_END] = -1.0
 
 
 # -- read-ahead stream ----------------------------------------------------------------
@@ -351,6 +372,8 @@ def serve_write(S, a, n, fua, now):
     the drive reconnects to send status)."""
     ext = int(S[O_EXT])
     busw = S[ext + X_BUSW]
+    t_free, c0, h0 = stream_stop(S, now)     # a write stops read-ahead on arrival
+    seg_write(S, a, a + n)
     if write_cacheable(S, n, fua):
         t = now + S[P_OVH_WH] + S[ext + X_OVH_PREP] + n * busw
         while S[D_N] > 0.0 and (S[D_SECT] + n > S[P_WCMAX] or S[D_N] >= S[P_DCAP]):
@@ -365,10 +388,8 @@ def serve_write(S, a, n, fua, now):
             S[od + dn * DCOLS + 1] = n
             S[D_N] = dn + 1
         S[D_SECT] += n
-        seg_put(S, a, a + n)
         return t + S[ext + X_OVH_WCOMP], 1
     t = now + S[P_OVH_WM]
-    t_free, c0, h0 = stream_stop(S, now)
     t_free = max(t_free, t)
     c, h, s, spt, ang = locate(S, a)
     # the first sector may go once it is in; a link slower than the media delays the
@@ -379,7 +400,6 @@ def serve_write(S, a, n, fua, now):
     S[H_HEAD] = h
     S[H_TFREE] = te
     S[C_SEEKS] += 1.0
-    seg_put(S, a, a + n)
     return te + S[ext + X_OVH_RESEL] + S[ext + X_OVH_WCOMP], 0
 
 

@@ -83,3 +83,38 @@ def test_read_ahead_on_idle_hit_restarts_the_stream():
     assert [hit for _, hit in log] == [False, True, True]
     log = reads_at(dataclasses.replace(SMALL, read_ahead_on_idle_hit=False), reads)
     assert [hit for _, hit in log] == [False, True, False]
+
+
+def test_a_write_empties_the_segments_holding_its_sectors():
+    from models.device.request import WRITE
+
+    def run(cfg, with_write):
+        sim = Simulator()
+        dev = HDD(sim, "d", cfg)
+        log = []
+        dev.on_complete = lambda r: log.append((r.op, r.cache_hit))
+        sim.at(0, lambda _: dev.submit(IORequest(READ, 0, 4 * 512)))
+        if with_write:
+            sim.at(50 * MS, lambda _: dev.submit(IORequest(WRITE, 10 * 512, 2 * 512)))
+        sim.at(100 * MS, lambda _: dev.submit(IORequest(READ, 20 * 512, 4 * 512)))
+        sim.run()
+        return log[-1]
+    cached = dataclasses.replace(SMALL, write_cache=True)
+    assert run(cached, False) == (READ, True)
+    # the read-ahead segment [0, 36) held sector 10: emptied by the write
+    assert run(cached, True) == (READ, False)
+    assert run(SMALL, True) == (READ, False)
+
+
+def test_read_hits_on_write_data_follow_the_drive():
+    from models.device.request import WRITE
+    for allowed in (True, False):
+        cfg = dataclasses.replace(SMALL, write_cache=True, read_hits_on_write_data=allowed)
+        sim = Simulator()
+        dev = HDD(sim, "d", cfg)
+        log = []
+        dev.on_complete = lambda r: log.append(r.cache_hit)
+        sim.at(0, lambda _: dev.submit(IORequest(WRITE, 200 * 512, 4 * 512)))
+        sim.at(50 * MS, lambda _: dev.submit(IORequest(READ, 200 * 512, 4 * 512)))
+        sim.run()
+        assert log == [True, allowed]
