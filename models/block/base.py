@@ -92,7 +92,9 @@ class BlockQueue:
         plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
         call: _Call | None = None
         for bio in self._split(bios, now):
-            if call is None and (self.waiting or not self._place(bio, plug_list)):
+            # A bio merges if it can even while other submitters sleep for a request
+            # (blk_queue_bio tries the plug and elevator merges before get_request).
+            if call is None and not self._place(bio, plug_list, may_allocate=not self.waiting):
                 if plug_list:
                     self._insert_plugged(plug_list)
                     plug_list = None
@@ -135,10 +137,12 @@ class BlockQueue:
                 p.submit_ns = now
                 yield p
 
-    def _place(self, bio: IORequest, plug_list: list[IORequest] | None) -> bool:
-        """Merge or allocate a request for ``bio``; False if nr_requests is exhausted."""
+    def _place(self, bio: IORequest, plug_list: list[IORequest] | None,
+               may_allocate: bool = True) -> bool:
+        """Merge or allocate a request for ``bio``; False if it needs a request and
+        nr_requests is exhausted (or ``may_allocate`` is False)."""
         if bio.op == FLUSH:
-            if self.allocated >= self.nr_requests:
+            if not may_allocate or self.allocated >= self.nr_requests:
                 return False
             req = self._new_request(bio)
             self.flushes.append(req)
@@ -147,7 +151,7 @@ class BlockQueue:
             return True
         if self._elevator_merge(bio):
             return True
-        if self.allocated >= self.nr_requests:
+        if not may_allocate or self.allocated >= self.nr_requests:
             return False
         req = self._new_request(bio)
         if plug_list is not None:

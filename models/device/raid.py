@@ -11,7 +11,9 @@ devices behind a ``bus`` - whose completions come back to the controller):
 - Controller: each host command takes ``controller_cpu_us`` of serial firmware time
   (one embedded CPU: bounds the array's command rate), then a fixed
   ``controller_latency_us`` (DMA setup, completion interrupt) that overlaps with other
-  commands, and data moves between host and cache at ``host_MBps`` (PCIe). The
+  commands, and data moves between host and cache at ``host_MBps`` over one shared,
+  full-duplex host link (PCIe; reads from the members stream through as they arrive).
+  The
   controller queues up to ``queue_depth`` host commands; member commands beyond a
   member's own queue depth wait in the controller, host commands ahead of destage.
 - Reads: a read whose bytes are all in the cache (dirty, or being destaged) is served
@@ -170,6 +172,7 @@ class RAID(Device):
         self._lat_ns = int(round(cfg.controller_latency_us * 1000))
         self._host_bpns = cfg.host_MBps * 1e6 / 1e9
         self._cpu_free = 0
+        self._link_free = [0, 0]               # host link, per direction (to host, from host)
         self._pend_host = [deque() for _ in range(n)]
         self._pend_destage = [deque() for _ in range(n)]
         self._outstanding = [0] * n            # at the member or waiting for its queue
@@ -204,7 +207,7 @@ class RAID(Device):
         if op == READ:
             if self._in_cache(req.offset_bytes, req.end_bytes):
                 req.cache_hit = True
-                self.sim.at(t + self._xfer(req.size_bytes) + self._lat_ns, self._done, req)
+                self.sim.at(self._link(READ, t, req.size_bytes) + self._lat_ns, self._done, req)
             else:
                 self.sim.at(t, self._read, req)
         elif op == WRITE:
@@ -272,6 +275,15 @@ class RAID(Device):
     def _xfer(self, nbytes: int) -> int:
         return int(nbytes / self._host_bpns)
 
+    def _link(self, direction: int, ready_ns: int, nbytes: int) -> int:
+        """Occupy the host link (PCIe, full duplex: one clock per direction) for
+        ``nbytes`` from ``ready_ns`` or when it frees up; returns when the data is through.
+        Commands share it, so the array's throughput is capped at ``host_MBps``."""
+        start = max(ready_ns, self._link_free[direction])
+        end = start + self._xfer(nbytes)
+        self._link_free[direction] = end
+        return end
+
     def _in_cache(self, start: int, end: int) -> bool:
         if not self._cache_used:
             return False
@@ -325,7 +337,7 @@ class RAID(Device):
         self._cache_used += added
         if self._cache_used > self.max_cache_used:
             self.max_cache_used = self._cache_used
-        self.sim.after(self._xfer(req.size_bytes) + self._lat_ns, self._done, req)
+        self.sim.at(self._link(WRITE, self.sim.now_ns, req.size_bytes) + self._lat_ns, self._done, req)
         self._destage()
 
     def _done(self, req: IORequest) -> None:
@@ -398,6 +410,13 @@ class RAID(Device):
             return
         if cmd.kind == _DESTAGE:
             self._destaged(cmd)
+        elif cmd.req.op == READ:
+            # read data streams to the host as it arrives from the members (cut-through):
+            # only a busy link delays it
+            now = self.sim.now_ns
+            req = cmd.req
+            end = self._link(READ, max(req.dispatch_ns, now - self._xfer(req.size_bytes)), req.size_bytes)
+            self.sim.at(max(end, now) + self._lat_ns, self._done, req)
         else:
             self.sim.after(self._lat_ns, self._done, cmd.req)
 

@@ -109,6 +109,21 @@ def test_blocked_submitter_can_still_merge_without_a_new_request():
     assert blk.submit(IORequest(WRITE, 5 * 2**20, 4096)) is not None
 
 
+def test_bio_merges_while_other_submitters_sleep_for_a_request():
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=2))
+    blk.submit(IORequest(WRITE, 0, 4096))
+    blk.submit(IORequest(WRITE, 2**20, 4096))
+    sleeper = blk.submit(IORequest(WRITE, 9 * 2**20, 4096))
+    assert sleeper is not None and len(blk.waiting) == 1
+    # mergeable: joins the queued request at once, without waiting behind the sleeper
+    assert blk.submit(IORequest(WRITE, 2**20 + 4096, 4096)) is None
+    # not mergeable: waits behind the sleeper (FIFO)
+    assert blk.submit(IORequest(WRITE, 20 * 2**20, 4096)) is not None
+    assert len(blk.waiting) == 2
+
+
 def test_deadline_dispatches_in_sector_order_batches():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1000, queue_depth=1)

@@ -241,3 +241,20 @@ def test_raid1_hdds_sync_writes_at_cache_speed_until_full_then_destage_speed():
     assert 250 < rate < 2000
     for name, st in raid.member_stats().items():
         assert st["completed_writes"] == raid.destage_ops
+
+
+@pytest.mark.parametrize("op", [READ, WRITE])
+def test_host_link_is_shared_and_caps_the_array(op):
+    """Many members in parallel cannot move data faster than the one host link."""
+    sim = Simulator()
+    members = _fixed(sim, 4, service_ns=100_000, qd=32)
+    raid = RAID(sim, "r0", RAIDConfig(level=0, members=("a", "b", "c", "d"), host_MBps=100.0,
+                                      cache_size_bytes=1 << 30), members)
+    done = []
+    raid.on_complete = done.append
+    for i in range(40):
+        raid.submit(IORequest(op, i * 2**20, 2**20))
+    sim.run()
+    assert len(done) == 40
+    # 40 MB over a 100 MB/s link: at least 0.4 s, and not much more
+    assert 0.4e9 <= max(r.done_ns for r in done) <= 0.45e9
