@@ -101,7 +101,7 @@ def _deadline_mirrored() -> tuple:
 # sha1 of the bytecode of the Python each loop mirrors, when the loop was last checked
 # against it (Python 3.11); ``code_fingerprint(name)`` gives the current one
 MIRRORED_FINGERPRINTS = {
-    "host": "c04139f94b977d85573f34f8575abb0c1b329e7e",
+    "host": "68d624d900d6954feb55a318c7246d67d999e71a",
     "deadline": "aab0e9b62532f7009d7121ac9e91ce68e7c96656",
     "HDD": "894ab05501d7ed2e9cf6517829c7eb1f7197a4b5",
     "SSD": "9ecaad0503f1a167d35d04534358fd0235320cb9",
