@@ -1,9 +1,14 @@
 """HDD firmware: the segmented buffer, read-ahead, the write cache and the command
-dispatch step, compiled over the drive's state vector (layout in ``hdd_mech``).
+dispatch step, compiled over the drive's state vector (segments and the read-ahead
+stream in ``hdd_buffer``, mechanics in ``hdd_mech``, layout in ``hdd_layout``).
 
 Modelled:
 - Buffer segments hold LBA ranges that were read or written (LRU replacement). A
-  read wholly inside one is a hit: controller overhead plus interface transfer.
+  read wholly inside one is a hit: controller overhead plus interface transfer. A
+  write stops read-ahead on arrival and empties every other segment holding any of
+  its sectors (disksim_diskctlr.c disk_activate_write, disksim_diskcache.c
+  disk_buffer_set_segment); what it wrote serves read hits only with
+  ``read_hits_on_write_data``.
 - Read-ahead: after a media read the head keeps reading the following sectors into a
   segment until the arm is needed for another command (a new command stops it on
   arrival) or the scheme's stop is reached (disksim_diskcache.c
@@ -29,8 +34,8 @@ Modelled:
 - Dispatch: FLUSH is a barrier; with ``sptf`` the command with the earliest start
   (buffer hits at once) goes next unless the oldest is past the age limit.
 
-Deliberately not modelled: partial hits (a read only partly in the buffer goes to the
-media whole), read hits on data still being destaged versus already destaged (both
+Deliberately not modelled: partial hits on a stopped segment (a read only partly in
+it goes to the media whole; on the read-ahead stream it waits for the rest), read hits on data still being destaged versus already destaged (both
 hit), overlap of a rewrite with older dirty data (each is destaged), adaptive
 segmentation, write-data contention with read data on the host link.
 """
@@ -40,215 +45,19 @@ import math
 
 import numba
 
-from .hdd_mech import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
-                       G_END, G_STAMP, G_START, H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_EXT,
-                       RA_CYLINDER, RA_TRACK, RA_TRACK_STREAM, X_BUSW, X_IDLE_HIT, X_MINSEEK,
-                       X_OVH_PREP, X_OVH_RCOMP, X_OVH_RESEL, X_OVH_WCOMP, X_RA_SCHEME,
-                       X_WATER, X_WATER_REQ, X_WINDOW_HITS, X_WRITE_HITS, cylinder_end,
-                       track_span,
-                       OVH_AFTER_READ, OVH_AFTER_WRITE, O_DIRTY, O_Q, O_SEG, OP_FLUSH,
-                       OP_READ, OP_WRITE, P_AGE, P_BUS, P_DCAP, P_DWIN, P_NSECT, P_NSEG,
-                       P_OVH_FL, P_OVH_RH, P_OVH_RM, P_QD, P_OVH_WH, P_OVH_WM, P_RAMAX, P_RAMIN,
-                       P_REV, P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, Q_ANG, Q_CYL, Q_FUA, Q_HEAD, Q_HIT,
-                       Q_CAND, Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP, Q_SEQ, Q_SEQCTR, Q_T, QCOLS, SEG_CLOCK, SEGCOLS, ST_LBA,
-                       ST_LO, ST_MIN, ST_ON, ST_SEG, ST_STOP, ST_T, begin_time, locate, reach,
-                       sptf_pick, stream_pos, stream_times, xfer)
-
-
-# -- buffer segments ------------------------------------------------------------------
-@numba.njit(cache=True)
-def seg_lookup(S, a, b, skip):
-    """Index of a segment (other than ``skip``) holding all of [a, b), or -1."""
-    og = int(S[O_SEG])
-    for k in range(int(S[P_NSEG])):
-        r = og + k * SEGCOLS
-        if k != skip and S[r + G_START] >= 0.0 and S[r + G_START] <= a and b <= S[r + G_END]:
-            return k
-    return -1
-
-
-@numba.njit(cache=True)
-def seg_touch(S, k):
-    S[SEG_CLOCK] += 1.0
-    S[int(S[O_SEG]) + k * SEGCOLS + G_STAMP] = S[SEG_CLOCK]
-
-
-@numba.njit(cache=True)
-def seg_victim(S, skip):
-    og = int(S[O_SEG])
-    best = -1
-    best_stamp = 0.0
-    for k in range(int(S[P_NSEG])):
-        if k == skip:
-            continue
-        st = S[og + k * SEGCOLS + G_STAMP]
-        if best < 0 or st < best_stamp:
-            best = k
-            best_stamp = st
-    return best
-
-
-@numba.njit(cache=True)
-def seg_put(S, a, b):
-    """Record [a, b) as held in the buffer: extend a segment ending at ``a`` or take
-    the least recently used one. Returns the segment (-1: no buffer)."""
-    segsec = S[P_SEGSEC]
-    if segsec <= 0.0:
-        return -1
-    skip = int(S[ST_SEG]) if S[ST_ON] > 0.0 else -1
-    og = int(S[O_SEG])
-    for k in range(int(S[P_NSEG])):
-        r = og + k * SEGCOLS
-        if k != skip and S[r + G_START] >= 0.0 and S[r + G_END] == a:
-            S[r + G_END] = b
-            S[r + G_START] = max(S[r + G_START], b - segsec)
-            seg_touch(S, k)
-            return k
-    k = seg_victim(S, skip)
-    if k < 0:
-        return -1
-    r = og + k * SEGCOLS
-    S[r + G_START] = max(a, b - segsec)
-    S[r + G_END] = b
-    seg_touch(S, k)
-    return k
-
-
-@numba.njit(cache=True)
-def seg_write(S, a, b):
-    """A write of [a, b) takes a segment (read-ahead already stopped): every other
-    segment holding any of its sectors is emptied (disksim_diskcache.c clears clean
-    overlapping segments), and the written sectors are readable only with read hits
-    on write data."""
-    k = seg_put(S, a, b)
-    og = int(S[O_SEG])
-    for j in range(int(S[P_NSEG])):
-        r = og + j * SEGCOLS
-        if j != k and S[r + G_START] >= 0.0 and S[r + G_START] < b and a < S[r + G_END]:
-            S[r + G_START] = -1.0
-            S[r + G_END] = -1.0
-    if k >= 0 and S[int(S[O_EXT]) + X_WRITE_HITS] == 0.0:
-        r = og + k * SEGCOLS
-        S[r + G_START] = -1.0
-        S[r + G_END] = -1.0
-
-
-# -- read-ahead stream ----------------------------------------------------------------
-@numba.njit(cache=True)
-def stream_peek(S, t):
-    """Where the arm is when it can leave the stream, wanted from time ``t``:
-    (free time, cylinder, head, first sector the stream has not read). No state
-    change."""
-    if S[ST_ON] == 0.0:
-        return max(t, S[H_TFREE]), S[H_CYL], S[H_HEAD], -1.0
-    t_free = t
-    if S[ST_MIN] > S[ST_LBA]:
-        t_min_begin, t_min_end = stream_times(S, S[ST_LBA], S[ST_T], S[ST_MIN])
-        if t_min_end > t_free:
-            t_free = t_min_end
-    x, c, h = stream_pos(S, S[ST_LBA], S[ST_T], t_free, S[ST_STOP])
-    return t_free, c, h, x
-
-
-@numba.njit(cache=True)
-def stream_stop(S, t):
-    """The arm is needed elsewhere from ``t``: end the stream, keep what it read in
-    its segment, and return (free time, cylinder, head)."""
-    if S[ST_ON] == 0.0:
-        return max(t, S[H_TFREE]), S[H_CYL], S[H_HEAD]
-    t_free, c, h, x = stream_peek(S, t)
-    k = int(S[ST_SEG])
-    r = int(S[O_SEG]) + k * SEGCOLS
-    S[r + G_START] = max(S[ST_LO], x - S[P_SEGSEC])
-    S[r + G_END] = x
-    seg_touch(S, k)
-    S[ST_ON] = 0.0
-    S[ST_SEG] = -1.0
-    S[H_CYL] = c
-    S[H_HEAD] = h
-    return t_free, c, h
-
-
-@numba.njit(cache=True)
-def ra_stop(S, lo, a, b):
-    """Where read-ahead after a read of [a, b) stops, for a segment holding sectors
-    from ``lo`` on (disksim_diskcache.c: disk_buffer_get_max_readahead)."""
-    nsect = S[P_NSECT]
-    if b >= nsect:
-        return nsect
-    scheme = S[int(S[O_EXT]) + X_RA_SCHEME]
-    if scheme == RA_TRACK_STREAM:
-        # to the end of the track holding b, one track further when the segment
-        # already held sectors from before that track (a sequential stream)
-        first, end = track_span(S, b)
-        if lo < first:
-            c, h, s, spt, ang = locate(S, a)
-            end += spt
-        return min(end, nsect)
-    stop = b + S[P_RAMAX]
-    if scheme == RA_TRACK:
-        first, end = track_span(S, b - 1)
-        stop = min(stop, end)
-    elif scheme == RA_CYLINDER:
-        stop = min(stop, cylinder_end(S, b - 1))
-    return min(stop, nsect)
-
-
-@numba.njit(cache=True)
-def stream_begin(S, k, lo, x, t_x, stop, min_stop):
-    """Read ahead into segment k (holding [lo, x)) from sector ``x``, which starts
-    under the head at ``t_x``, up to ``stop``."""
-    S[ST_ON] = 1.0
-    S[ST_SEG] = k
-    S[ST_LO] = lo
-    S[ST_LBA] = x
-    S[ST_T] = t_x
-    S[ST_STOP] = stop
-    S[ST_MIN] = min_stop
-
-
-@numba.njit(cache=True)
-def stream_start(S, a, b, c, h, t_end):
-    """After a media read of [a, b) that ended at ``t_end`` on track (c, h): keep
-    reading from ``b``."""
-    nsect = S[P_NSECT]
-    stop = ra_stop(S, a, a, b)
-    if stop <= b or S[P_SEGSEC] <= 0.0:
-        seg_put(S, a, b)
-        return
-    k = seg_victim(S, -1)
-    r = int(S[O_SEG]) + k * SEGCOLS
-    lo = max(a, b - S[P_SEGSEC])
-    S[r + G_START] = lo
-    S[r + G_END] = b
-    seg_touch(S, k)
-    stream_begin(S, k, lo, b, begin_time(S, b, c, h, t_end), stop, min(b + S[P_RAMIN], nsect))
-
-
-@numba.njit(cache=True)
-def stream_resume(S, c, h, t, stop):
-    """A paused stream (head on track (c, h), reached its end) reads on from its end
-    once the sector comes round (from time ``t``) up to ``stop``."""
-    old = S[ST_STOP]
-    c2, h2, s2, spt2, a2 = locate(S, old)
-    S[ST_LBA] = old
-    S[ST_T] = reach(S, c, h, t, c2, h2, a2, False, 0.0)
-    S[ST_STOP] = stop
-
-
-@numba.njit(cache=True)
-def idle_hit_restart(S, k, a, b, t):
-    """Read-ahead on idle hit: a hit on segment k, whose read-ahead had ended, starts
-    reading ahead again from the segment's end (the arm repositions from ``t``)."""
-    r = int(S[O_SEG]) + k * SEGCOLS
-    lo = S[r + G_START]
-    end = S[r + G_END]
-    stop = ra_stop(S, lo, a, b)
-    if end >= stop or end >= S[P_NSECT]:
-        return
-    t_free, c0, h0 = stream_stop(S, t)
-    c2, h2, s2, spt2, a2 = locate(S, end)
-    stream_begin(S, k, lo, end, reach(S, c0, h0, t_free, c2, h2, a2, False, 0.0), stop, end)
+from .hdd_buffer import (idle_hit_restart, ra_stop, seg_lookup, seg_touch, seg_write,
+                         stream_peek, stream_resume, stream_start, stream_stop)
+from .hdd_layout import locate
+from .hdd_mech import reach, sptf_pick, stream_pos, stream_times, xfer
+from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
+                        H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_DIRTY, O_EXT, O_Q, OP_FLUSH,
+                        OP_READ, OP_WRITE, OVH_AFTER_READ, OVH_AFTER_WRITE, P_AGE, P_DCAP,
+                        P_DWIN, P_NSECT, P_OVH_FL, P_OVH_RH, P_OVH_RM, P_OVH_WH, P_OVH_WM,
+                        P_QD, P_RAMIN, P_REV, P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, P_BUS, Q_ANG,
+                        Q_CAND, Q_CYL, Q_FUA, Q_HEAD, Q_HIT, Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP,
+                        Q_SEQ, Q_SEQCTR, Q_T, QCOLS, ST_LBA, ST_LO, ST_MIN, ST_ON, ST_SEG,
+                        ST_STOP, ST_T, X_BUSW, X_IDLE_HIT, X_MINSEEK, X_OVH_PREP, X_OVH_RCOMP,
+                        X_OVH_RESEL, X_OVH_WCOMP, X_WATER, X_WATER_REQ, X_WINDOW_HITS)
 
 
 # -- commands -------------------------------------------------------------------------
