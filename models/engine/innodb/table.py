@@ -86,7 +86,7 @@ class TableConfig:
     rows_per_user: float = 400.0
     session_rows: float = 8.0
     hot_users: float = 64.0
-    old_user_share: float = 0.3
+    old_user_share: float = 0.5
     secondary_indexes: int = 1
     secondary_key_bytes: int = 8
     secondary_pattern: str = "random"
