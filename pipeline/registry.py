@@ -92,3 +92,10 @@ if _ram is not None:
 _raid = _optional("models.device.raid")
 if _raid is not None:
     DEVICES["raid"] = _device(_raid.RAIDConfig, _raid.RAID, members_field="members")
+_full_scan = _optional("models.workload.full_scan")
+if _full_scan is not None:
+    # E1: InnoDB full-table scan; `filename` is the block device holding the .ibd file
+    WORKLOADS["full_scan"] = WorkloadKind(
+        _full_scan.FullScanConfig,
+        lambda sim, cfg, queue, rng, scale: _full_scan.FullScan(sim, cfg, queue, rng, scale),
+        extras={"filename": "sda"})
