@@ -1,0 +1,145 @@
+"""What every plot style shares: overlays of published values, which parameters vary
+among the rows, labels and units of metric columns, saving a PNG atomically."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_SECTIONS = ("run", "device", "block", "workload", "fs", "engine", "placement")
+SKIP_VARYING = ("run.seed",)
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A published value to draw beside the simulated one of run ``config_hash``."""
+
+    config_hash: str
+    metric: str
+    published: float
+    label: str = ""
+    unit: str = ""
+    within: bool | None = None
+
+
+# (pattern on the metric column, axis label, unit)
+_UNITS = (
+    (r"rMB_s$", "read throughput", "MB/s"),
+    (r"wMB_s$", "write throughput", "MB/s"),
+    (r"MB_s(?:_read)?$", "throughput", "MB/s"),
+    (r"\.r_s$", "reads completed", "r/s"),
+    (r"\.w_s$", "writes completed", "w/s"),
+    (r"rrqm_s$", "read merges", "/s"),
+    (r"wrqm_s$", "write merges", "/s"),
+    (r"\.iops$", "I/O operations", "IOPS"),
+    (r"\.tps$", "transactions", "trx/s"),
+    (r"\.notpm$", "New-Order transactions", "per minute"),
+    (r"syncs_per_s$", "sync calls", "per s"),
+    (r"fsyncs_per_trx", "fsyncs per transaction", ""),
+    (r"_s_s$|fsyncs_\w+_s$", "rate", "per s"),
+    (r"scan_s$", "scan time", "s"),
+    (r"rows_per_s$", "rows", "per s"),
+    (r"util_pct$", "%util", "%"),
+    (r"_pct$", "", "%"),
+    (r"_ms$", "", "ms"),
+    (r"(?:^|[._])seconds$|_s$", "", "s"),
+)
+
+
+def unit_of(metric: str) -> tuple[str, str]:
+    """(what, unit) of a metric column, guessed from its name (``iostat.sda.rMB_s`` ->
+    ("read throughput", "MB/s"))."""
+    for pat, what, unit in _UNITS:
+        if re.search(pat, metric):
+            return what, unit
+    return "", ""
+
+
+def axis_label(metric: str, unit: str = "") -> str:
+    what, guessed = unit_of(metric)
+    unit = unit or guessed
+    return f"{metric}" + (f"\n{what}" if what else "") + (f" ({unit})" if unit else "")
+
+
+def panel_title(metric: str, unit: str = "") -> str:
+    what, guessed = unit_of(metric)
+    unit = unit or guessed
+    return (what or short(metric)) + (f" ({unit})" if unit else "")
+
+
+def finish(fig, title: str, notes=()):
+    """Title (and notes, e.g. published ratios, under it) wrapped to the figure's
+    width; layout tightened around them."""
+    import textwrap
+
+    chars = max(40, int(fig.get_figwidth() * 11))
+    text = [textwrap.fill(part, chars) for part in title.split("\n")]
+    text += [textwrap.fill(n, int(chars * 1.1)) for n in notes]
+    fig.suptitle("\n".join(text), fontsize=10.5)
+    fig.tight_layout()
+    return fig
+
+
+def is_param(col: str) -> bool:
+    return "." in col and col.split(".", 1)[0] in CONFIG_SECTIONS
+
+
+def _hashable(v):
+    return json.dumps(v, sort_keys=True, default=str) if isinstance(v, (list, dict)) else v
+
+
+def varying(rows: list[dict], skip: tuple[str, ...] = SKIP_VARYING) -> list[str]:
+    """Parameter columns with more than one value among ``rows`` (table order)."""
+    cols: dict[str, set] = {}
+    for r in rows:
+        for k, v in r.items():
+            if is_param(k) and k not in skip:
+                cols.setdefault(k, set()).add(_hashable(v))
+    return [k for k, vals in cols.items() if len(vals) > 1]
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+
+
+def sort_key(v):
+    """Numbers and sizes (``16k``, ``1m``) by magnitude, then text."""
+    if isinstance(v, bool):
+        return (0, float(v), "")
+    if isinstance(v, (int, float)):
+        return (0, float(v), "")
+    m = _SIZE.match(str(v))
+    if m:
+        mult = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[m.group(2).lower()]
+        return (0, float(m.group(1)) * mult, "")
+    return (1, 0.0, str(v))
+
+
+def short(col: str) -> str:
+    return col.rsplit(".", 1)[-1]
+
+
+def label_of(row: dict, cols: list[str]) -> str:
+    return ", ".join(f"{short(c)}={row.get(c)}" for c in cols) or "(one configuration)"
+
+
+def save(fig, path: str | Path) -> Path:
+    """Write ``fig`` as PNG atomically (temp name, rename) and close it."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

@@ -1,0 +1,248 @@
+"""``python -m pipeline.report --experiment NAME``: the publication-style plot of any
+sweep of an experiment, with the published values drawn beside the runs that are
+reference cases.
+
+    python -m pipeline.run -m experiment=aio_batch
+    python -m pipeline.report --experiment aio_batch          # outputs/report/aio_batch.png
+    python -m pipeline.report --experiment lra --metric full_scan.scan_s --out lra.png
+
+Each experiment has a style (``STYLES``): the chart kind (``pipeline.plots.bars``,
+``lines``, ``cdf``), the metric panels, the x or hue parameter and how a configuration
+is labelled. An experiment without one gets bars of the metrics its reference rows
+read, or of the headline metrics. ``pipeline.validate`` draws the same plots for the
+reference cases it runs.
+
+Published overlays: the reference rows of the experiment (``data/reference/*.csv``
+plus ``--reference``) are composed at the sweep's ``run.scale`` and matched to the
+runs by config hash; a sweep that contains a reference case shows its published
+value beside the simulated one.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .errors import EXIT_CONFIG, EXIT_FAILED
+from .plots.common import Overlay, label_of, varying
+
+
+def _ra_label(r: dict) -> str:
+    mode = str(r.get("workload.read_ahead", "?"))
+    n = r.get("workload.aio_pages_per_submit")
+    return mode + (f"\n{n} pages/io_submit" if n not in (None, 1) else "")
+
+
+_RA_COLS = ("workload.read_ahead", "workload.aio_pages_per_submit",
+            "workload.innodb_read_ahead_threshold", "workload.innodb_lra_size",
+            "workload.innodb_lra_sleep", "workload.innodb_lra_n_node_recs_before_sleep")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How an experiment is drawn."""
+
+    kind: str                                   # bars | lines | cdf
+    title: str
+    metrics: tuple[str, ...] = ()               # panels (reference metrics are added)
+    x: str | None = None                        # lines: the x parameter
+    hue: str | None = None                      # bars: colour groups by this parameter
+    label: Callable[[dict], str] | None = None  # bars: category / lines: series label
+    covers: tuple[str, ...] = ()                # parameters ``label`` already shows
+    xlabel: str = ""
+    log: bool = False
+    details: bool = False                       # needs the runs' detail tables
+    extra: dict = field(default_factory=dict)
+
+
+STYLES: dict[str, Style] = {
+    "aio_batch": Style(
+        "bars", "E1 async I/O (MySQL bug #68659): consecutive O_DIRECT reads on an HDD "
+        "RAID 1+0,\nN requests per io_submit() - iostat after merging",
+        metrics=("iostat.sda.rMB_s", "iostat.sda.r_s"),
+        label=lambda r: f"{r.get('workload.bs')} x {r.get('workload.iodepth_batch_submit')}",
+        xlabel="request size x requests per io_submit()",
+        covers=("workload.bs", "workload.iodepth_batch_submit", "workload.iodepth",
+                "workload.iodepth_batch_complete_min")),
+    "lra": Style(
+        "bars", "E1 full-table scan in primary-key order: scan time per read-ahead mode",
+        metrics=("full_scan.scan_s",), hue="workload.insert_pattern", label=_ra_label,
+        covers=_RA_COLS, xlabel="read-ahead mode"),
+    "lra_warmup": Style(
+        "bars", "E1 full-table scan: physical warm-up vs linear and logical read-ahead",
+        metrics=("full_scan.scan_s",), hue="workload.innodb_buffer_pool_size",
+        label=_ra_label, covers=_RA_COLS, xlabel="read-ahead mode"),
+    "lra_tuning": Style(
+        "lines", "E1 logical read-ahead tuning: scan time vs innodb_lra_size",
+        metrics=("full_scan.scan_s",), x="workload.innodb_lra_size",
+        xlabel="innodb_lra_size (MB)", extra={"logx": True}),
+    "group_commit": Style(
+        "lines", "E2 mysqlslap write load, binlog on, innodb_flush_log_at_trx_commit=1",
+        metrics=("mysqlslap.tps", "mysqlslap.fsyncs_per_trx"), x="workload.concurrency",
+        xlabel="concurrency (mysqlslap connections)"),
+}
+HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm|scan_s|syncs_per_s)|"
+                      r"iostat\.[^.]+\.(?:rMB_s|wMB_s|await_ms))$")
+
+
+def style_for(experiment: str) -> Style:
+    return STYLES.get(experiment) or Style("bars", f"experiment {experiment}")
+
+
+def needs_details(experiment: str) -> bool:
+    return style_for(experiment).details
+
+
+def _panels(style: Style, rows: list[dict], overlays: Sequence[Overlay],
+            metrics: Sequence[str] | None) -> list[str]:
+    if metrics:
+        return list(metrics)
+    present = set().union(*(r.keys() for r in rows)) if rows else set()
+    out = [m for m in style.metrics if m in present]
+    for o in overlays:
+        if o.metric not in out and o.metric in present:
+            out.append(o.metric)
+    if not out:
+        out = [c for c in sorted(present) if HEADLINE.match(c)
+               and any(r.get(c) not in (None, 0, 0.0) for r in rows)][:3]
+    if not out:
+        raise ValueError("no metric to plot (pass --metric)")
+    return out
+
+
+def notes_from_checks(checks) -> list[str]:
+    """One line per ratio row: simulated vs published and the verdict."""
+    from .validate import fmt
+
+    out = []
+    for c in checks:
+        if c.ref.derived and c.simulated is not None:
+            out.append(f"{c.ref.label}: simulated {fmt(c.simulated, c.ref.unit)}, published "
+                       f"{fmt(c.ref.published, c.ref.unit)} (tolerance {c.ref.tolerance}: {c.verdict})")
+    return out
+
+
+def overlays_from_checks(checks) -> list[Overlay]:
+    """``pipeline.validate`` checks -> published overlays (plain rows, not ratios)."""
+    out = []
+    for c in checks:
+        if c.case is None or c.ref.derived or c.ref.published is None:
+            continue
+        out.append(Overlay(c.case.spec.config_hash, c.ref.metric, c.ref.published,
+                           c.ref.label, c.ref.unit, c.ref.tolerance.within(c.simulated, c.ref.published)))
+    return out
+
+
+def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | Path = "",
+         overlays: Sequence[Overlay] | None = None, metrics: Sequence[str] | None = None,
+         results_dir: str | Path | None = None) -> Path:
+    """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``."""
+    style = style_for(experiment)
+    overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
+    panels = _panels(style, rows, overlays, metrics)
+    notes = notes_from_checks(checks)
+    vary = varying(rows)
+    label = None
+    if style.label is not None:
+        rest = [c for c in vary if c not in style.covers and c not in (style.hue, style.x)]
+        base = style.label
+        label = (lambda r: base(r) + (", " + label_of(r, rest) if rest else ""))
+    if style.kind == "lines" and style.x:
+        from .plots import lines
+
+        return lines.draw(rows, style.x, panels, path, style.title, overlays, series=label,
+                          xlabel=style.xlabel or None, notes=notes, **style.extra)
+    if style.kind == "cdf":
+        from .plots import cdf
+
+        return cdf.draw(rows, path, style.title, results_dir=results_dir, **style.extra)
+    from .plots import bars
+
+    hue = style.hue if style.hue in vary else None
+    return bars.draw(rows, panels, path, style.title, overlays, label=label, hue=hue,
+                     log=style.log, xlabel=style.xlabel, notes=notes, **style.extra)
+
+
+# -- reading a sweep ------------------------------------------------------------------------
+def load_rows(results: str | Path, experiment: str) -> list[dict]:
+    """The ok summary rows of ``experiment`` under ``results`` (DuckDB)."""
+    import duckdb
+
+    from .sink import partition_value
+
+    pattern = Path(results) / f"experiment={partition_value(experiment)}" / "*" / "summary.parquet"
+    if not any(pattern.parent.parent.glob("*/summary.parquet")):
+        return []
+    con = duckdb.connect()
+    rel = con.execute("SELECT * FROM read_parquet($p, union_by_name=true) WHERE status = 'ok'",
+                      {"p": pattern.as_posix()})
+    cols = [d[0] for d in rel.description]
+    return [dict(zip(cols, v)) for v in rel.fetchall()]
+
+
+def reference_overlays(experiment: str, rows: list[dict], files: Sequence[Path]) -> list[Overlay]:
+    """Published values of the reference rows of ``experiment`` that are among ``rows``
+    (composed at the rows' ``run.scale`` if they share one)."""
+    from . import reference
+    from .validate import plan
+
+    refs = [r for r in reference.load(list(files)) if r.experiment == experiment and not r.derived]
+    if not refs:
+        return []
+    scales = {r.get("run.scale") for r in rows}
+    scale = scales.pop() if len(scales) == 1 else None
+    _, where = plan(refs, scale, "outputs", build=False)
+    hashes = {r.get("config_hash") for r in rows}
+    out = []
+    for ref in refs:
+        case = where.get(ref.id)
+        if (ref.published is not None and not isinstance(case, str) and case is not None
+                and case.spec.config_hash in hashes):
+            out.append(Overlay(case.spec.config_hash, ref.metric, ref.published, ref.label, ref.unit))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from . import reference
+
+    ap = argparse.ArgumentParser(prog="python -m pipeline.report",
+                                 description="Draw the publication-style plot of an experiment's runs.")
+    ap.add_argument("--experiment", required=True, help="experiment name (results of any sweep of it)")
+    ap.add_argument("--results", default="outputs", help="results root (default: outputs)")
+    ap.add_argument("--out", default=None, help="PNG path (default: <results>/report/<experiment>.png)")
+    ap.add_argument("--metric", action="append", default=[], help="metric column(s) to plot")
+    ap.add_argument("--reference", action="extend", nargs="+", default=[], metavar="FILE",
+                    help="extra reference CSV files for published overlays")
+    ap.add_argument("--no-reference", action="store_true", help="no published overlays")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as ex:
+        return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
+    rows = load_rows(args.results, args.experiment)
+    if not rows:
+        print(f"error: no ok runs of experiment {args.experiment!r} under {args.results}/ "
+              f"(python -m pipeline.run -m experiment={args.experiment})", file=sys.stderr)
+        return EXIT_FAILED
+    overlays: list[Overlay] = []
+    if not args.no_reference:
+        try:
+            overlays = reference_overlays(args.experiment, rows,
+                                          reference.default_files() + [Path(f) for f in args.reference])
+        except reference.ReferenceError as ex:
+            print(f"warning: no published overlays: {ex}", file=sys.stderr)
+    out = Path(args.out) if args.out else Path(args.results) / "report" / f"{args.experiment}.png"
+    try:
+        path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
+                    results_dir=args.results)
+    except ValueError as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"{path} ({len(rows)} runs, {len(overlays)} published values)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
