@@ -5,7 +5,8 @@
 
 Reads ``NAME.diskspecs`` and the ``.model`` / ``.seek`` / ``.parv`` files beside it
 (``pipeline.disksim``) and writes YAML whose keys are exactly the fields of
-``models.device.hdd.HDDConfig``. Every value comes from the drive's own files; the
+``models.device.hdd.HDDConfig``, after ``type: hdd`` (the pipeline's device type: the
+file is a ``conf/device/`` option). Every value comes from the drive's own files; the
 mapping (DiskSim parameter -> field) is:
 
 - ``rpm`` <- Rotation speed (in rpms); ``surfaces`` <- Number of data surfaces;
@@ -270,12 +271,13 @@ def render_yaml(spec: DiskSpec, src: Path) -> str:
     head = [
         f"# {spec.name}: imported from DiskSim {src.name} (+ .model/.seek/.parv) by",
         f"#   python -m pipeline.import_disksim {src.as_posix()}",
-        "# Keys are models.device.hdd.HDDConfig fields; values come only from the drive's files.",
+        "# `type: hdd` is the pipeline's device type; the other keys are",
+        "# models.device.hdd.HDDConfig fields, and their values come only from the drive's files.",
         "# DiskSim parameters HDDConfig cannot express (not modelled for this drive):",
     ]
     head += [f"#  - {line}" for line in unmapped(spec)] or ["#  (none)"]
     flow_lists = {"seek_curve_cyl", "seek_curve_ms"}
-    lines = []
+    lines = ["type: hdd"]
     for k, v in d.items():
         if k == "zones":
             lines.append("zones:")
@@ -312,9 +314,12 @@ def import_drive(diskspecs: str | Path, out: str | Path | None = None) -> Path:
 
 
 def load_hdd_config(path: str | Path):
-    """Read an imported YAML back as an HDDConfig (what a replay uses)."""
+    """Read an imported YAML back as an HDDConfig (what a replay uses); the pipeline's
+    ``type`` key is not a field and is dropped."""
     from models.device.hdd import HDDConfig
     d = yaml.safe_load(Path(path).read_text())
+    if d.pop("type", "hdd") != "hdd":
+        raise ValueError(f"{path}: type: expected hdd")
     d["zones"] = tuple(d["zones"])
     for k in ("seek_curve_cyl", "seek_curve_ms"):
         d[k] = tuple(d.get(k, ()))

@@ -31,11 +31,13 @@ def _needs_members(option: str) -> bool:
 
 
 def _device_case(option: str) -> list[str]:
-    case = [f"device@device.sda={option}", "workload.size=512m"]  # old drives hold 1-9 GB
-    if "type" not in _device_entry(option):
-        # DiskSim imports (pipeline.import_disksim) are bare HDDConfig fields
-        case.append("device.sda.type=hdd")
-    return case
+    return [f"device@device.sda={option}", "workload.size=512m"]  # old drives hold 1-9 GB
+
+
+def test_every_device_option_names_its_type():
+    """The pipeline needs ``type:`` (DiskSim imports write ``type: hdd`` too)."""
+    for option in _options("device"):
+        assert _device_entry(option).get("type") in registry.DEVICES, option
 
 
 def _missing_types(experiment: str) -> set[str]:
