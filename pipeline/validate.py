@@ -150,6 +150,7 @@ def plan(refs: list[Reference], scale: float | None, results_dir: str,
     register()
     by_key: dict[tuple[str, str], Case] = {}
     where: dict[str, Case | str] = {}
+    specs: dict[tuple, object] = {}   # rows with the same overrides compose once
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -164,14 +165,17 @@ def plan(refs: list[Reference], scale: float | None, results_dir: str,
                     where[ref.id] = reason
                     continue
                 ov = case_overrides(ref, scale, results_dir, ref.experiment in details_for)
-                try:
-                    cfg = compose("config", overrides=ov)
-                    spec = (prepare if build else validate)(cfg, ref.experiment, code_version)
-                except Exception as ex:
-                    err = describe(ex)
-                    if err is None:
-                        raise
-                    raise ref.error("overrides", str(err)) from None
+                spec = specs.get(tuple(ov))
+                if spec is None:
+                    try:
+                        cfg = compose("config", overrides=ov)
+                        spec = (prepare if build else validate)(cfg, ref.experiment, code_version)
+                    except Exception as ex:
+                        err = describe(ex)
+                        if err is None:
+                            raise
+                        raise ref.error("overrides", str(err)) from None
+                    specs[tuple(ov)] = spec
                 _check_metric_names(ref, spec)
                 case = by_key.setdefault((ref.experiment, spec.config_hash),
                                          Case(ref.experiment, spec))

@@ -9,6 +9,7 @@ coloured bars, and published values are black marks on their bars.
 """
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -87,6 +88,7 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
                         ax.annotate(f"{value / pub.published:.2f}x", (i, top), xytext=(0, 3),
                                     textcoords="offset points", ha="center", fontsize=8)
         ax.set_xticks(range(len(cats)))
+        cats = ["\n".join(textwrap.fill(part, 24) for part in c.split("\n")) for c in cats]
         longest = max((max(map(len, c.split("\n"))) for c in cats), default=0)
         tilt = longest * n_cat > 12 * width
         ax.set_xticklabels(cats, rotation=20 if tilt else 0, ha="right" if tilt else "center",

@@ -120,7 +120,10 @@ def short(col: str) -> str:
 
 
 def label_of(row: dict, cols: list[str]) -> str:
-    return ", ".join(f"{short(c)}={row.get(c)}" for c in cols) or "(one configuration)"
+    """``bs=16k, scheduler=noop`` (a name=value shown once even if two columns carry it,
+    e.g. ``block.scheduler`` and ``device.sda.queue.scheduler``)."""
+    parts = dict.fromkeys(f"{short(c)}={row.get(c)}" for c in cols)
+    return ", ".join(parts) or "(one configuration)"
 
 
 def save(fig, path: str | Path) -> Path:

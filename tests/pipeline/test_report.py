@@ -1,0 +1,110 @@
+"""python -m pipeline.report: publication-style plots of any sweep, published values
+beside the runs that are reference cases (matched by config hash)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import reference, report, validate
+from pipeline.job import summary_table
+from pipeline.plots import bars, lines
+from pipeline.plots.common import Overlay, sort_key, unit_of, varying
+from pipeline.sink import write_run
+
+
+def is_png(path, min_bytes=15_000) -> bool:
+    data = path.read_bytes()
+    return data[:4] == b"\x89PNG" and len(data) > min_bytes
+
+
+def aio_results(root, scale=None):
+    """Summary rows of the four reference aio_batch cases (real parameters and config
+    hashes, made-up metrics), written as a sweep would write them; plus one run that is
+    no reference case."""
+    refs = [r for r in reference.load(reference.default_files()) if r.experiment == "aio_batch"]
+    other = reference.Reference("x", "aio_batch", refs[0].overrides + ("block=noop",),
+                                refs[0].metric, None, reference.Tolerance("info"), "test")
+    cases, _ = validate.plan(refs + [other], scale, str(root))
+    for i, c in enumerate(cases):
+        row = {"experiment": "aio_batch", "config_hash": c.spec.config_hash, "status": "ok",
+               **c.spec.params, "iostat.sda.rMB_s": 100.0 * (i + 1), "iostat.sda.r_s": 1000.0 * (i + 1)}
+        write_run(root, "aio_batch", c.spec.config_hash, {"summary": summary_table(row)})
+    return cases
+
+
+def test_command_line_overlays_published_values_on_reference_cases(tmp_path, capsys):
+    """A sweep at scale 0.5 (reference rows are composed at the sweep's own scale)."""
+    assert len(aio_results(tmp_path, scale=0.5)) == 5
+    out = tmp_path / "aio.png"
+    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path), "--out", str(out)]) == 0
+    # 5 runs, 4 of them reference cases with 2 published values each (MB/s, r/s)
+    assert "(5 runs, 8 published values)" in capsys.readouterr().out
+    assert is_png(out)
+    rows = report.load_rows(tmp_path, "aio_batch")
+    assert len(rows) == 5 and {r["run.scale"] for r in rows} == {0.5}
+    assert {"block.scheduler", "workload.bs", "workload.iodepth_batch_submit"} <= set(varying(rows))
+
+
+def test_no_runs_is_an_error(tmp_path, capsys):
+    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path)]) == 1
+    assert "no ok runs of experiment 'aio_batch'" in capsys.readouterr().err
+
+
+def _rows(n_conc=(1, 5, 10, 30)):
+    rows = []
+    for proto, base in (("mysql51_builtin", 5000.0), ("innodb_plugin_104", 4000.0)):
+        for c in n_conc:
+            tps = base if proto == "mysql51_builtin" else base * min(c, 8)
+            rows.append({"config_hash": f"{proto}-{c}", "engine.commit_protocol": proto,
+                         "workload.concurrency": c, "run.seed": 0, "mysqlslap.tps": tps,
+                         "mysqlslap.fsyncs_per_trx": 2.0 if proto == "mysql51_builtin" else 2.0 / c})
+    return rows
+
+
+def test_lines_style_draws_series_and_published_points(tmp_path):
+    rows = _rows()
+    ov = [Overlay("mysql51_builtin-30", "mysqlslap.fsyncs_per_trx", 2.0, "xa=1", "")]
+    path = report.draw("group_commit", rows, overlays=ov, path=tmp_path / "gc.png")
+    assert is_png(path)
+
+
+def test_unknown_experiment_gets_bars_of_its_headline_metrics(tmp_path):
+    rows = [{"config_hash": f"h{i}", "block.scheduler": s, "fio.MB_s": 10.0 * i, "fio.iops": 0.0,
+             "iostat.sda.await_ms": 1.0 + i} for i, s in enumerate(("noop", "deadline", "cfq"))]
+    path = report.draw("some_sweep", rows, path=tmp_path / "s.png")
+    assert is_png(path)
+    assert report._panels(report.style_for("some_sweep"), rows, [], None) == \
+        ["fio.MB_s", "iostat.sda.await_ms"]   # fio.iops is 0 everywhere: left out
+    with pytest.raises(ValueError, match="no metric to plot"):
+        report.draw("some_sweep", [{"config_hash": "h", "x.y": "text"}], path=tmp_path / "n.png")
+
+
+def test_bars_with_hue_and_published_marks(tmp_path):
+    rows = [{"config_hash": f"{ra}-{p}", "workload.read_ahead": ra, "workload.insert_pattern": p,
+             "workload.aio_pages_per_submit": 64 if ra == "logical" else 1,
+             "full_scan.scan_s": t * (1 if p == "user_object" else 0.2)}
+            for ra, t in (("linear", 650.0), ("logical", 80.0)) for p in ("user_object", "sequential")]
+    ov = [Overlay("linear-user_object", "full_scan.scan_s", 655.0, "", "s")]
+    path = report.draw("lra", rows, overlays=ov, path=tmp_path / "lra.png")
+    assert is_png(path)
+
+
+def test_bar_groups_average_seeds_and_sort_sizes():
+    rows = [{"config_hash": f"{bs}{s}", "workload.bs": bs, "run.seed": s, "m.x": v}
+            for bs, s, v in (("1m", 0, 4.0), ("16k", 0, 1.0), ("1m", 1, 6.0), ("16k", 1, 3.0))]
+    g = bars._groups(rows, "m.x", lambda r: r["workload.bs"], None)
+    assert list(g) == ["16k", "1m"]
+    assert g["1m"][None][0] == 5.0 and g["16k"][None][1] == {"16k0", "16k1"}
+    assert sort_key("16k") < sort_key("1m") < sort_key("2g") < sort_key("linear")
+
+
+@pytest.mark.parametrize("metric, unit", [("iostat.sda.rMB_s", "MB/s"), ("iostat.sda.r_s", "r/s"),
+                                          ("full_scan.scan_s", "s"), ("mysqlslap.tps", "trx/s"),
+                                          ("iostat.sda.await_ms", "ms"),
+                                          ("fsync_bench.syncs_per_s", "per s")])
+def test_units_from_metric_names(metric, unit):
+    assert unit_of(metric)[1] == unit
+
+
+def test_lines_module_directly(tmp_path):
+    path = lines.draw(_rows(), "workload.concurrency", ["mysqlslap.tps"], tmp_path / "l.png", "t")
+    assert is_png(path, 10_000)
