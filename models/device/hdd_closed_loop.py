@@ -30,6 +30,11 @@ State lives in a few arrays (``K`` int64 scalars: the host's slots of
 ``FREE`` the free-slot stack, ``LAT`` latency buffers). ``HDDLoop`` moves the drive's
 part between them and the ``HDD`` object (``models.workload.fio_fast`` does the
 host's). Not covered (the event path runs instead): FLUSH/DISCARD/FUA commands.
+
+Speed (fio randread 4 KB QD32 on the default 15k drive, one core): ~2.6 us per I/O,
+of which the loop's own bookkeeping is ~0.3 us; the rest is the drive's kernels,
+and half of it the SPTF scan (``sptf_pick``: ``reach`` for each of 32 candidates,
+~38 ns each, much of it numba's out-of-line float modulo ``numba_fmod``).
 """
 from __future__ import annotations
 
