@@ -215,6 +215,7 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "read_ahead_scheme": CONTREAD_SCHEMES[contread],
         "read_ahead_window_hits": bool(int(p.get("Allow almost read hits", 0))),
         "read_ahead_on_idle_hit": bool(int(p.get("Read-ahead on idle hit", 0))),
+        "read_any_free_blocks": bool(int(p.get("Read any free blocks", 0))),
         "read_hits_on_write_data": bool(int(p.get("Allow read hits on write data", 1))),
         "write_cache": fast >= 1,
         "write_cache_bytes": int(p.get("Maximum number of write segments", 1)) * seg_bytes,
@@ -240,9 +241,6 @@ def unmapped(spec: DiskSpec) -> list[str]:
             and not int(p.get("Maximum read-ahead (blks)", 0))):
         out.append("Read-ahead over requested with a maximum read-ahead of 0 (read-ahead "
                    "sized by the segment)")
-    if int(p.get("Read any free blocks", 0)):
-        out.append("Read any free blocks = 1 (after a seek the head buffers the sectors of "
-                   "the track that pass before the requested one)")
     if int(p.get("Immediate buffer read", 0)) or int(p.get("Immediate buffer write", 0)):
         out.append("Immediate buffer read/write = 1 (zero-latency access: a track's sectors "
                    "are transferred in the order they pass the head)")

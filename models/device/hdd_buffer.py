@@ -173,17 +173,18 @@ def stream_begin(S, k, lo, x, t_x, stop, min_stop):
 
 
 @numba.njit(cache=True)
-def stream_start(S, a, b, c, h, t_end):
-    """After a media read of [a, b) that ended at ``t_end`` on track (c, h): keep
-    reading from ``b``."""
+def stream_start(S, a, b, c, h, t_end, first):
+    """After a media read of [a, b) that ended at ``t_end`` on track (c, h), whose
+    sectors from ``first`` (<= a: sectors read while waiting for a) are buffered:
+    keep reading from ``b``."""
     nsect = S[P_NSECT]
     stop = ra_stop(S, a, a, b)
     if stop <= b or S[P_SEGSEC] <= 0.0:
-        seg_put(S, a, b)
+        seg_put(S, max(first, b - S[P_SEGSEC]), b)
         return
     k = seg_victim(S, -1)
     r = int(S[O_SEG]) + k * SEGCOLS
-    lo = max(a, b - S[P_SEGSEC])
+    lo = max(first, b - S[P_SEGSEC])
     S[r + G_START] = lo
     S[r + G_END] = b
     seg_touch(S, k)

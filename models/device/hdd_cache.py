@@ -47,8 +47,8 @@ import numba
 
 from .hdd_buffer import (idle_hit_restart, ra_stop, seg_lookup, seg_touch, seg_write,
                          stream_peek, stream_resume, stream_start, stream_stop)
-from .hdd_layout import locate
-from .hdd_mech import reach, sptf_pick, stream_pos, stream_times, xfer
+from .hdd_layout import locate, track_span
+from .hdd_mech import arrive, reach, sptf_pick, stream_pos, stream_times, xfer
 from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
                         H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_DIRTY, O_EXT, O_Q, OP_FLUSH,
                         OP_READ, OP_WRITE, OVH_AFTER_READ, OVH_AFTER_WRITE, P_AGE, P_DCAP,
@@ -57,7 +57,8 @@ from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_S
                         Q_CAND, Q_CYL, Q_FUA, Q_HEAD, Q_HIT, Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP,
                         Q_SEQ, Q_SEQCTR, Q_T, QCOLS, ST_LBA, ST_LO, ST_MIN, ST_ON, ST_SEG,
                         ST_STOP, ST_T, X_BUSW, X_IDLE_HIT, X_MINSEEK, X_OVH_PREP, X_OVH_RCOMP,
-                        X_OVH_RESEL, X_OVH_WCOMP, X_WATER, X_WATER_REQ, X_WINDOW_HITS)
+                        X_OVH_RESEL, X_OVH_WCOMP, X_WATER, X_WATER_REQ, X_WINDOW_HITS,
+                        X_FREE_BLOCKS)
 
 
 # -- commands -------------------------------------------------------------------------
@@ -112,11 +113,19 @@ def serve_read(S, a, n, now):
     t = now + S[P_OVH_RM]
     t_free, c0, h0 = stream_stop(S, now)
     ts, tf, te, c, h = xfer(S, a, n, c0, h0, max(t_free, t), False, 0.0)
+    first = a
+    if S[ext + X_FREE_BLOCKS] > 0.0:
+        # read any free blocks: from landing on the track the head buffers every
+        # sector passing before a (those after a on the track are not kept)
+        c1, h1, s1, spt1, ang1 = locate(S, a)
+        ta = arrive(S, c0, h0, max(t_free, t), c1, h1, False)
+        passed = math.floor((ts - ta) / (S[P_REV] / spt1) + 1e-9)
+        first = max(a - min(passed, s1), track_span(S, a)[0])
     S[H_CYL] = c
     S[H_HEAD] = h
     S[H_TFREE] = te
     S[C_SEEKS] += 1.0
-    stream_start(S, a, b, c, h, te)
+    stream_start(S, a, b, c, h, te, first)
     # the drive disconnected after the command; it reconnects once the watermark's
     # worth of the read is buffered, then streams at the link rate (holding the link
     # while the media catches up)

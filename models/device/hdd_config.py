@@ -166,6 +166,9 @@ class HDDConfig:
       - ``read_ahead_on_idle_hit``: a read served from a segment whose read-ahead had
         ended starts reading ahead again from the segment's end [Read-ahead on idle
         hit].
+      - ``read_any_free_blocks``: after positioning for a read miss, the head buffers
+        the sectors of the track that pass under it before the first requested one
+        [Read any free blocks].
       - ``read_hits_on_write_data``: reads hit on sectors the buffer holds from a
         write [Allow read hits on write data]. A write always empties the other
         segments holding any of its sectors (and stops read-ahead).
@@ -219,6 +222,7 @@ class HDDConfig:
     read_ahead_scheme: str = "bytes"
     read_ahead_window_hits: bool = True
     read_ahead_on_idle_hit: bool = True
+    read_any_free_blocks: bool = False
     read_hits_on_write_data: bool = True
     write_cache: bool = False
     write_cache_bytes: int = 0

@@ -98,10 +98,10 @@ def seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
 
 # -- mechanics -------------------------------------------------------------------------
 @numba.njit(cache=True)
-def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
-    """Absolute time at which the sector at angle ``ang`` of track (cyl, head) starts
-    passing under the head, for an arm on (cyl0, head0) free from ``t_free``; the
-    transfer may not start before ``t_min``."""
+def arrive(S, cyl0, head0, t_free, cyl, head, write):
+    """When an arm on (cyl0, head0), free from ``t_free``, is on track (cyl, head):
+    the seek or head switch, whichever is longer, plus the write settle if it moved
+    (mech_g1 dm_seek_time)."""
     d = abs(cyl - cyl0)
     if d > 0:
         m = S[int(S[O_SEEK]) + int(d)]
@@ -113,7 +113,15 @@ def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
         m = 0.0
     if write and m > 0.0:
         m += S[P_SETTLE]
-    ta = t_free + m
+    return t_free + m
+
+
+@numba.njit(cache=True)
+def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
+    """Absolute time at which the sector at angle ``ang`` of track (cyl, head) starts
+    passing under the head, for an arm on (cyl0, head0) free from ``t_free``; the
+    transfer may not start before ``t_min``."""
+    ta = arrive(S, cyl0, head0, t_free, cyl, head, write)
     if ta < t_min:
         ta = t_min
     rev = S[P_REV]
@@ -321,6 +329,7 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[o_ext + X_OVH_WCOMP] = cfg.overhead_write_complete_ms * 1e6
     S[o_ext + X_MINSEEK] = cfg.min_seek_ms * 1e6
     S[o_ext + X_WRITE_HITS] = 1.0 if cfg.read_hits_on_write_data else 0.0
+    S[o_ext + X_FREE_BLOCKS] = 1.0 if cfg.read_any_free_blocks else 0.0
     S[o_ext + X_O_ZSP] = o_zsp
     S[o_ext + X_O_SLIP] = o_slip
     S[o_zsp:o_slip] = zsp.ravel()

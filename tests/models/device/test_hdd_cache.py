@@ -118,3 +118,13 @@ def test_read_hits_on_write_data_follow_the_drive():
         sim.at(50 * MS, lambda _: dev.submit(IORequest(READ, 200 * 512, 4 * 512)))
         sim.run()
         assert log == [True, allowed]
+
+
+def test_read_any_free_blocks_buffers_the_sectors_passing_before_the_read():
+    # the arm is on the track; after the 0.1 ms overhead sector 1 is the first to come
+    # round, sector 50 at 5 ms: sectors 1..49 pass under the head first
+    cfg = dataclasses.replace(SMALL, read_ahead_max_bytes=0, read_any_free_blocks=True)
+    reads = [(0, 50, 4), (50 * MS, 10, 4), (60 * MS, 0, 1)]
+    assert [hit for _, hit in reads_at(cfg, reads)] == [False, True, False]
+    off = dataclasses.replace(cfg, read_any_free_blocks=False)
+    assert [hit for _, hit in reads_at(off, reads)] == [False, False, False]
