@@ -22,6 +22,10 @@ import time
 
 import numpy as np
 
+from pipeline.numba_cache import configure as _configure_numba_cache
+
+_configure_numba_cache()  # before the models import numba
+
 from models.block import BlockConfig, BlockQueue
 from models.device.hdd import HDD, default_15k_sas
 from models.sim import Simulator
