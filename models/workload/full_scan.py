@@ -33,7 +33,6 @@ from ..engine.innodb.buffer_pool import BufferPool, BufferPoolConfig
 from ..engine.innodb.read_ahead import ReadAheadConfig
 from ..engine.innodb.scan import FullTableScan, ScanConfig
 from ..engine.innodb.table import TableConfig, build_table
-from ..engine.innodb.tablespace import PAGE_SIZE
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
@@ -84,7 +83,8 @@ class FullScanConfig:
     background_offset: str = "0"
 
     def __post_init__(self) -> None:
-        self.table, self.buffer_pool, self.read_ahead_cfg, self.scan  # validate parts
+        for part in (TableConfig, BufferPoolConfig, ReadAheadConfig, ScanConfig):
+            self._part(part)      # each part validates its own keys
         if parse_size(self.file_offset, "file_offset") % 4096:
             raise ValueError(f"file_offset: must be a multiple of 4k, got {self.file_offset!r}")
         if self.background_iops < 0:

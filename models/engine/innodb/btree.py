@@ -16,13 +16,8 @@ Modelled after MySQL 5.6 ``btr0btr.cc`` (``btr_page_split_and_insert``,
   ``fseg_alloc_free_page``, so the physical order of leaves emerges from the insert
   order. A full root is first raised: its records move to a new page of its level's
   segment and the root becomes the parent of that page.
-- Leaves hold whole records of a fixed size; the record stream decides where each
-  goes. Three insert patterns:
-  ``runs`` - a primary key such as (user_id, object_id): each record goes right after
-  the user's last record, so a leaf is a list of (user, count) runs;
-  ``right`` - an ever-increasing key (AUTO_INCREMENT, a timestamp): the last leaf;
-  ``random`` - uniformly random keys (a UUID, a hash): a leaf chosen in proportion to
-  its records, a random position in it.
+- Leaves hold whole records of a fixed size; where each goes is decided by the insert
+  pattern (``btree_insert``).
 - Non-leaf levels hold node pointers (key + child page number) and split by the same
   rules.
 
@@ -39,9 +34,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .tablespace import (FSP_NO_DIR, FSP_UP, H_FAILED, H_SIZE, HEADER_SLOTS, O_PAGE,
-                         PAGE_FIELDS, PAGE_SIZE, fseg_alloc_free_page, init_space,
-                         space_words)
+from .fseg import fseg_alloc_free_page
+from .tablespace import (FSP_NO_DIR, FSP_UP, HEADER_SLOTS, O_PAGE, PAGE_FIELDS, PAGE_SIZE,
+                         init_space, space_words)
 
 MODE_RUNS = 0
 MODE_RIGHT = 1
@@ -181,7 +176,7 @@ def set_us(M, u, f, v):
 
 # -- page bookkeeping --------------------------------------------------------------------
 @numba.njit(cache=True)
-def _alloc(M, idx, level, hint, direction):
+def alloc_page(M, idx, level, hint, direction):
     seg = 2 * idx + (1 if level > 0 else 0)
     p = fseg_alloc_free_page(M, seg, hint, direction)
     if p < 0:
@@ -232,13 +227,13 @@ def create_index(M, idx):
 
 
 @numba.njit(cache=True)
-def _raise_root(M, idx, pending):
+def raise_root(M, idx, pending):
     """``btr_root_raise_and_insert``: move the root's records to a new page of the
     root's level and make the root its parent. ``pending`` counts a new child already
     linked in the level below but not yet counted in the root. Returns the new page."""
     r = ix(M, idx, I_ROOT)
     lev = pg(M, r, G_LEVEL)
-    z = _alloc(M, idx, lev, 0, FSP_NO_DIR)
+    z = alloc_page(M, idx, lev, 0, FSP_NO_DIR)
     if z < 0:
         return -1
     set_pg(M, z, G_NREC, pg(M, r, G_NREC))
@@ -275,7 +270,7 @@ def _raise_root(M, idx, pending):
 
 
 @numba.njit(cache=True)
-def _split_point(last_is_insert_point, pos, cap):
+def split_point(last_is_insert_point, pos, cap):
     """Records (of cap + 1, the new one included) that stay on the left page when the
     new record goes after the first ``pos`` records."""
     n = cap + 1
@@ -298,9 +293,9 @@ def _split_node(M, idx, x, left, new):
     while c != left:
         pos += 1
         c = pg(M, c, G_NXT)
-    k = _split_point(pg(M, x, G_LAST) == left, pos, cap)
+    k = split_point(pg(M, x, G_LAST) == left, pos, cap)
     n = cap + 1
-    y = _alloc(M, idx, pg(M, x, G_LEVEL), x + 1, FSP_UP)
+    y = alloc_page(M, idx, pg(M, x, G_LEVEL), x + 1, FSP_UP)
     if y < 0:
         return -1
     c = pg(M, x, G_FCHILD)
@@ -337,7 +332,7 @@ def _parent_insert(M, idx, left, new):
             set_pg(M, x, G_LAST, new)
             return True
         if pg(M, x, G_PARENT) < 0:
-            x = _raise_root(M, idx, 1)
+            x = raise_root(M, idx, 1)
             if x < 0:
                 return False
         y = _split_node(M, idx, x, left, new)
@@ -348,208 +343,13 @@ def _parent_insert(M, idx, left, new):
 
 
 @numba.njit(cache=True)
-def _new_leaf_after(M, idx, p, q):
+def new_leaf_after(M, idx, p, q):
     _link_after(M, p, q)
     _add_leaf(M, idx, q)
     if ix(M, idx, I_RIGHT) == p:
         set_ix(M, idx, I_RIGHT, q)
     M[C_SPLITS] += 1
     return _parent_insert(M, idx, p, q)
-
-
-# -- leaf inserts ----------------------------------------------------------------------
-@numba.njit(cache=True)
-def _new_run(M, u, cnt):
-    q = M[C_RUNS]
-    M[C_RUNS] = q + 1
-    set_rn(M, q, R_USER, u)
-    set_rn(M, q, R_CNT, cnt)
-    set_rn(M, q, R_NEXT, -1)
-    return q
-
-
-@numba.njit(cache=True)
-def new_user(M, idx, u):
-    """A user whose key sorts after every existing one: an empty run at the end of the
-    last leaf."""
-    p = ix(M, idx, I_RIGHT)
-    r = _new_run(M, u, 0)
-    q = pg(M, p, G_FRUN)
-    if q < 0:
-        set_pg(M, p, G_FRUN, r)
-    else:
-        while rn(M, q, R_NEXT) >= 0:
-            q = rn(M, q, R_NEXT)
-        set_rn(M, q, R_NEXT, r)
-    set_us(M, u, U_PAGE, p)
-    set_us(M, u, U_RUN, r)
-    if u + 1 > M[C_USERS]:
-        M[C_USERS] = u + 1
-
-
-@numba.njit(cache=True)
-def insert_runs(M, idx, u):
-    """One record right after user ``u``'s last record."""
-    p = us(M, u, U_PAGE)
-    r = us(M, u, U_RUN)
-    cap = ix(M, idx, I_CAPL)
-    nrec = pg(M, p, G_NREC)
-    if nrec < cap:
-        set_pg(M, p, G_NREC, nrec + 1)
-        set_rn(M, r, R_CNT, rn(M, r, R_CNT) + 1)
-        set_pg(M, p, G_LAST, u)
-        return True
-    if pg(M, p, G_PARENT) < 0:
-        p = _raise_root(M, idx, 0)
-        if p < 0:
-            return False
-    pos = 0
-    q = pg(M, p, G_FRUN)
-    while q != r:
-        pos += rn(M, q, R_CNT)
-        q = rn(M, q, R_NEXT)
-    pos += rn(M, r, R_CNT)
-    k = _split_point(pg(M, p, G_LAST) == u, pos, cap)
-    new_left = pos < k
-    keep = k - 1 if new_left else k
-    nq = _alloc(M, idx, 0, p + 1, FSP_UP)
-    if nq < 0:
-        return False
-    # cut the run list of p after ``keep`` records
-    acc = 0
-    prev = -1
-    q = pg(M, p, G_FRUN)
-    while q >= 0 and acc + rn(M, q, R_CNT) <= keep:
-        acc += rn(M, q, R_CNT)
-        prev = q
-        q = rn(M, q, R_NEXT)
-    if q >= 0 and acc < keep:
-        # the boundary falls inside run q: its left part stays, as a new run
-        lp = _new_run(M, rn(M, q, R_USER), keep - acc)
-        set_rn(M, q, R_CNT, rn(M, q, R_CNT) - (keep - acc))
-        if prev >= 0:
-            set_rn(M, prev, R_NEXT, lp)
-        else:
-            set_pg(M, p, G_FRUN, lp)
-        prev = lp
-    if prev >= 0:
-        set_rn(M, prev, R_NEXT, -1)
-    else:
-        set_pg(M, p, G_FRUN, -1)
-    set_pg(M, nq, G_FRUN, q)
-    while q >= 0:
-        v = rn(M, q, R_USER)
-        if us(M, v, U_RUN) == q:
-            set_us(M, v, U_PAGE, nq)
-        q = rn(M, q, R_NEXT)
-    set_pg(M, p, G_NREC, keep)
-    set_pg(M, nq, G_NREC, cap - keep)
-    # the new record
-    if new_left:
-        set_rn(M, r, R_CNT, rn(M, r, R_CNT) + 1)
-        set_pg(M, p, G_NREC, keep + 1)
-        set_pg(M, p, G_LAST, u)
-    else:
-        if us(M, u, U_PAGE) == nq:
-            set_rn(M, r, R_CNT, rn(M, r, R_CNT) + 1)
-        else:
-            # u's run ended exactly at the split: the record starts the new page
-            h = _new_run(M, u, 1)
-            set_rn(M, h, R_NEXT, pg(M, nq, G_FRUN))
-            set_pg(M, nq, G_FRUN, h)
-            set_us(M, u, U_PAGE, nq)
-            set_us(M, u, U_RUN, h)
-        set_pg(M, nq, G_NREC, cap - keep + 1)
-        set_pg(M, nq, G_LAST, u)
-        set_pg(M, p, G_LAST, -1)
-    return _new_leaf_after(M, idx, p, nq)
-
-
-@numba.njit(cache=True)
-def insert_right(M, idx):
-    """One record with a key above all others: the last leaf, split at the new record."""
-    p = ix(M, idx, I_RIGHT)
-    nrec = pg(M, p, G_NREC)
-    if nrec < ix(M, idx, I_CAPL):
-        set_pg(M, p, G_NREC, nrec + 1)
-        return True
-    if pg(M, p, G_PARENT) < 0:
-        p = _raise_root(M, idx, 0)
-        if p < 0:
-            return False
-    q = _alloc(M, idx, 0, p + 1, FSP_UP)
-    if q < 0:
-        return False
-    set_pg(M, q, G_NREC, 1)
-    return _new_leaf_after(M, idx, p, q)
-
-
-@numba.njit(cache=True)
-def insert_random(M, idx):
-    """One record with a uniformly random key: a leaf chosen in proportion to its
-    records (rejection sampling), split in the middle when full."""
-    cap = ix(M, idx, I_CAPL)
-    nl = ix(M, idx, I_NLEAVES)
-    base = M[O_LEAFLIST] + idx * M[LL_WIDTH]
-    p = M[base]
-    if nl > 1:
-        while True:
-            p = M[base + np.random.randint(nl)]
-            if np.random.random() * cap < pg(M, p, G_NREC):
-                break
-    nrec = pg(M, p, G_NREC)
-    if nrec < cap:
-        set_pg(M, p, G_NREC, nrec + 1)
-        return True
-    if pg(M, p, G_PARENT) < 0:
-        p = _raise_root(M, idx, 0)
-        if p < 0:
-            return False
-    q = _alloc(M, idx, 0, p + 1, FSP_UP)
-    if q < 0:
-        return False
-    n = cap + 1
-    set_pg(M, p, G_NREC, n // 2)
-    set_pg(M, q, G_NREC, n - n // 2)
-    return _new_leaf_after(M, idx, p, q)
-
-
-@numba.njit(cache=True)
-def seed_build(seed):
-    np.random.seed(seed)
-
-
-@numba.njit(cache=True)
-def insert_sessions(M, users, lens, target_pages, max_rows):
-    """Insert sessions of ``lens[s]`` rows by user ``users[s]`` (a user id equal to the
-    number of users seen so far is a new user) into every index, until the file
-    reaches ``target_pages`` pages or ``max_rows`` rows. Returns the sessions done, or
-    -1 when the state ran out of room."""
-    n_idx = M[N_IDX]
-    runs_mode = ix(M, 0, I_MODE) == MODE_RUNS
-    for s in range(users.shape[0]):
-        u = users[s]
-        if runs_mode and u >= M[C_USERS]:
-            new_user(M, 0, u)
-        for _ in range(lens[s]):
-            for idx in range(n_idx):
-                m = ix(M, idx, I_MODE)
-                if m == MODE_RUNS:
-                    ok = insert_runs(M, idx, u)
-                elif m == MODE_RIGHT:
-                    ok = insert_right(M, idx)
-                else:
-                    ok = insert_random(M, idx)
-                if not ok:
-                    return -1
-            M[C_ROWS] += 1
-            if M[C_ROWS] >= max_rows:
-                return s + 1
-        if M[H_SIZE] >= target_pages:
-            return s + 1
-        if M[H_FAILED] != 0:
-            return -1
-    return users.shape[0]
 
 
 @numba.njit(cache=True)

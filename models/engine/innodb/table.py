@@ -42,9 +42,9 @@ import numpy as np
 
 from ...units import parse_size
 from .btree import (C_ROWS, C_SPLITS, C_USERS, G_FCHILD, G_INDEX, G_LEVEL, G_NREC, I_ROOT,
-                    MODE_RANDOM, MODE_RIGHT, MODE_RUNS, NODE_PTR_EXTRA_BYTES, chain,
-                    insert_sessions, ix, new_state, page_field, pg, records_per_page,
-                    seed_build)
+                    MODE_RANDOM, MODE_RIGHT, MODE_RUNS, NODE_PTR_EXTRA_BYTES, chain, ix,
+                    new_state, page_field, pg, records_per_page)
+from .btree_insert import insert_sessions, seed_build
 from .tablespace import EXTENT_PAGES, H_FAILED, H_SIZE, OWNER_SYSTEM, PAGE_SIZE, page_owners
 
 INSERT_PATTERNS = ("user_object", "sequential", "random")

@@ -1,5 +1,5 @@
-"""An InnoDB file-per-table tablespace (.ibd): 16 KB pages, 64-page extents, file
-segments, and the page allocator that decides where a B+tree's new page lands.
+"""An InnoDB file-per-table tablespace (.ibd): 16 KB pages, 64-page extents, the
+space's free lists and the file's growth.
 
 Modelled after MySQL 5.6 ``fsp0fsp.cc`` (names kept so the code can be read side by
 side with it):
@@ -15,19 +15,8 @@ side with it):
   then four (``FSP_FREE_ADD``); ``fsp_reserve_free_extents`` keeps
   ``2 + size_in_extents / 100`` extents in reserve before every page allocation, so
   the end of the file always holds free extents.
-- A segment (each index has a leaf and a non-leaf one) owns up to 32 fragment pages
-  (``FSEG_FRAG_LIMIT``) and then whole extents on its ``FREE`` / ``NOT_FULL`` /
-  ``FULL`` lists. ``fseg_alloc_free_page_low`` chooses the page for a hint (the split
-  page + 1 for a B-tree split going up) in this order: (1) the hinted page if its
-  extent is the segment's and the page is free; (2) the hinted extent if it is free
-  and the segment is nearly full (less than 1/``FSEG_FILLFACTOR`` of its reserved
-  pages free); (3) with a direction and a nearly full segment, a new extent (the
-  segment's free list, else the space's) at its low end (up) or high end (down);
-  (4) a free page of the hinted extent if the segment owns it (first free at or after
-  the hint, wrapping); (5) any free page of the segment (first ``NOT_FULL`` extent,
-  else first ``FREE`` one); (6) a fragment page while the segment uses fewer than 32;
-  (7) a new extent's first page. ``fseg_fill_free_list`` pre-assigns up to four
-  following free extents to a segment of 40+ extents.
+- File segments and where a new page lands: ``fseg`` (each index has a leaf and a
+  non-leaf segment).
 
 The state is one flat int32 array (``M``: a header of scalars and offsets, then
 per-page, per-extent, per-list and per-segment records; the B-tree of ``btree`` adds
@@ -334,142 +323,6 @@ def fsp_alloc_free_page(M, hint):
         set_xd(M, e, X_STATE, XDES_FULL_FRAG)
         flst_add_last(M, L_FSP_FULL_FRAG, e)
     return page
-
-
-# -- segments (fseg_*) ----------------------------------------------------------------
-@numba.njit(cache=True)
-def fseg_n_reserved(M, seg):
-    """(reserved, used) pages of a segment (``fseg_n_reserved_pages_low``)."""
-    og = M[O_SEG] + seg * SEG_FIELDS
-    nfrag = M[og + SG_NFRAG]
-    n_ext = (lst(M, seg_list(seg, L_SEG_FREE), LS_LEN)
-             + lst(M, seg_list(seg, L_SEG_NOT_FULL), LS_LEN)
-             + lst(M, seg_list(seg, L_SEG_FULL), LS_LEN))
-    reserved = nfrag + EXTENT_PAGES * n_ext
-    used = M[og + SG_NF_USED] + EXTENT_PAGES * lst(M, seg_list(seg, L_SEG_FULL), LS_LEN) + nfrag
-    return reserved, used
-
-
-@numba.njit(cache=True)
-def fseg_fill_free_list(M, seg, hint):
-    """Pre-assign up to four free extents from ``hint`` on to a segment of 40+
-    extents whose free list is empty."""
-    reserved, used = fseg_n_reserved(M, seg)
-    if reserved < FSEG_FREE_LIST_LIMIT * EXTENT_PAGES:
-        return
-    if lst(M, seg_list(seg, L_SEG_FREE), LS_LEN) > 0:
-        return
-    for _ in range(FSEG_FREE_LIST_MAX_LEN):
-        e = hint // EXTENT_PAGES
-        if hint >= M[H_FREE_LIMIT] or xd(M, e, X_STATE) != XDES_FREE:
-            return
-        flst_remove(M, e)
-        set_xd(M, e, X_STATE, XDES_FSEG)
-        set_xd(M, e, X_SEG, seg)
-        flst_add_last(M, seg_list(seg, L_SEG_FREE), e)
-        hint += EXTENT_PAGES
-
-
-@numba.njit(cache=True)
-def fseg_alloc_free_extent(M, seg):
-    """An extent for the segment: its free list's first, else one from the space."""
-    li = seg_list(seg, L_SEG_FREE)
-    if lst(M, li, LS_LEN) > 0:
-        return lst(M, li, LS_FIRST)
-    e = fsp_alloc_free_extent(M, 0)
-    if e < 0:
-        return -1
-    set_xd(M, e, X_STATE, XDES_FSEG)
-    set_xd(M, e, X_SEG, seg)
-    flst_add_last(M, li, e)
-    fseg_fill_free_list(M, seg, (e + 1) * EXTENT_PAGES)
-    return e
-
-
-@numba.njit(cache=True)
-def fseg_mark_page_used(M, seg, e, page):
-    og = M[O_SEG] + seg * SEG_FIELDS
-    if xd(M, e, X_NUSED) == 0:
-        flst_remove(M, e)
-        flst_add_last(M, seg_list(seg, L_SEG_NOT_FULL), e)
-    set_owner(M, page, seg)
-    n = xd(M, e, X_NUSED) + 1
-    set_xd(M, e, X_NUSED, n)
-    M[og + SG_NF_USED] += 1
-    if n == EXTENT_PAGES:
-        flst_remove(M, e)
-        flst_add_last(M, seg_list(seg, L_SEG_FULL), e)
-        M[og + SG_NF_USED] -= EXTENT_PAGES
-
-
-@numba.njit(cache=True)
-def fseg_alloc_free_page(M, seg, hint, direction):
-    """The page a segment hands out for ``hint`` (``fseg_alloc_free_page_general``);
-    -1 if the state array is out of room."""
-    if not fsp_reserve_free_extents(M, 2):
-        M[H_FAILED] = 1
-        return -1
-    reserved, used = fseg_n_reserved(M, seg)
-    if hint < 0 or hint >= M[H_SIZE]:
-        hint = 0
-    if hint >= M[H_FREE_LIMIT]:
-        # the descriptor above the free limit is not initialised yet
-        fsp_fill_free_list(M)
-    e = hint // EXTENT_PAGES
-    state = xd(M, e, X_STATE) if hint < M[H_FREE_LIMIT] else -1
-    mine = state == XDES_FSEG and xd(M, e, X_SEG) == seg
-    nearly_full = (reserved - used < reserved // FSEG_FILLFACTOR) and used >= FSEG_FRAG_LIMIT
-    if mine and owner(M, hint) == OWNER_FREE:
-        # 1. the hinted page
-        ret_e = e
-        ret_page = hint
-    elif state == XDES_FREE and nearly_full:
-        # 2. the hinted extent is free: take it and the hinted page
-        flst_remove(M, e)
-        set_xd(M, e, X_STATE, XDES_FSEG)
-        set_xd(M, e, X_SEG, seg)
-        flst_add_last(M, seg_list(seg, L_SEG_FREE), e)
-        fseg_fill_free_list(M, seg, hint + EXTENT_PAGES)
-        ret_e = e
-        ret_page = hint
-    elif direction != FSP_NO_DIR and nearly_full:
-        # 3. a new extent, its low (up) or high (down) end
-        ret_e = fseg_alloc_free_extent(M, seg)
-        if ret_e < 0:
-            return -1
-        ret_page = ret_e * EXTENT_PAGES
-        if direction == FSP_DOWN:
-            ret_page += EXTENT_PAGES - 1
-    elif mine and xd(M, e, X_NUSED) < EXTENT_PAGES:
-        # 4. a free page of the hinted extent, first at or after the hint
-        ret_e = e
-        ret_page = xdes_find_free(M, e, hint % EXTENT_PAGES)
-    elif reserved - used > 0:
-        # 5. any free page of the segment
-        li = seg_list(seg, L_SEG_NOT_FULL)
-        if lst(M, li, LS_LEN) == 0:
-            li = seg_list(seg, L_SEG_FREE)
-        ret_e = lst(M, li, LS_FIRST)
-        ret_page = xdes_find_free(M, ret_e, 0)
-    elif used < FSEG_FRAG_LIMIT:
-        # 6. a fragment page from the space
-        page = fsp_alloc_free_page(M, hint)
-        if page < 0:
-            return -1
-        set_owner(M, page, seg)
-        M[M[O_SEG] + seg * SEG_FIELDS + SG_NFRAG] += 1
-        return page
-    else:
-        # 7. a new extent, its first page
-        ret_e = fseg_alloc_free_extent(M, seg)
-        if ret_e < 0:
-            return -1
-        ret_page = ret_e * EXTENT_PAGES
-    if owner(M, ret_page) != OWNER_FREE:
-        # the low/high end of a pre-assigned extent may be taken: first free page
-        ret_page = xdes_find_free(M, ret_e, ret_page % EXTENT_PAGES)
-    fseg_mark_page_used(M, seg, ret_e, ret_page)
-    return ret_page
 
 
 def check_space(M: np.ndarray, n_segments: int) -> None:

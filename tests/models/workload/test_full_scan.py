@@ -27,7 +27,18 @@ def _raid_config(members) -> RAIDConfig:
     return RAIDConfig(**raw)
 
 
+_cache: dict = {}
+
+
 def run(scale=SCALE, disks=DRIVES, **kw):
+    """Results of one scan (memoised: several tests compare the same cases)."""
+    key = (scale, disks, tuple(sorted(kw.items())))
+    if key not in _cache:
+        _cache[key] = _run(scale, disks, **kw)
+    return dict(_cache[key])
+
+
+def _run(scale, disks, **kw):
     sim = Simulator()
     members = [HDD(sim, f"hdd{i}", default_15k_sas()) for i in range(disks)]
     dev = RAID(sim, "sda", _raid_config(m.name for m in members), members)

@@ -2,15 +2,16 @@
 import numpy as np
 import pytest
 
-from models.engine.innodb.btree import (G_LEVEL, G_NREC, I_CAPL, I_CAPN, MODE_RIGHT,
-                                        insert_sessions, ix, new_state, page_field,
-                                        records_per_page)
+from models.engine.innodb.btree import (G_LEVEL, G_NREC, I_CAPL, I_CAPN, MODE_RIGHT, ix,
+                                        new_state, page_field, records_per_page)
+from models.engine.innodb.btree_insert import insert_sessions
 from models.engine.innodb.table import (K_FREE, K_LEAF, K_NODE, K_SEC_LEAF, K_SYSTEM,
                                         TableConfig, build_table)
+from models.engine.innodb.fseg import fseg_alloc_free_page
 from models.engine.innodb.tablespace import (EXTENT_PAGES, FSEG_FRAG_LIMIT, FSP_NO_DIR,
                                              FSP_UP, H_SIZE, HEADER_SLOTS, OWNER_FREE,
-                                             OWNER_SYSTEM, check_space, fseg_alloc_free_page,
-                                             init_space, page_owners, space_words)
+                                             OWNER_SYSTEM, check_space, init_space,
+                                             page_owners, space_words)
 
 
 def _space(max_pages=64 * 64, n_segments=2):
