@@ -36,6 +36,24 @@ def _ra_label(r: dict) -> str:
     return mode + (f"\n{n} pages/io_submit" if n not in (None, 1) else "")
 
 
+def _case_label(r: dict) -> str:
+    return str(r.get("run.case") or "?")
+
+
+def _commit_label(r: dict) -> str:
+    proto = {"mysql51_builtin": "5.1 built-in", "innodb_plugin_104": "Plugin 1.0.4",
+             "mysql56_binlog_group_commit": "5.6 binlog group commit"}.get(
+        r.get("engine.commit_protocol"), str(r.get("engine.commit_protocol", "?")))
+    xa = r.get("engine.innodb_support_xa")
+    bbu = r.get("device.sda.battery_backed")
+    return (proto + (f", xa={int(bool(xa))}" if xa is not None else "")
+            + ("" if bbu is None else ", BBU cache" if bbu else ", write-through"))
+
+
+def covered(col: str, covers: Sequence[str]) -> bool:
+    return any(col == c or (c.endswith(".*") and col.startswith(c[:-1])) for c in covers)
+
+
 _RA_COLS = ("workload.read_ahead", "workload.aio_pages_per_submit",
             "workload.innodb_read_ahead_threshold", "workload.innodb_lra_size",
             "workload.innodb_lra_sleep", "workload.innodb_lra_n_node_recs_before_sleep")
@@ -80,9 +98,30 @@ STYLES: dict[str, Style] = {
         metrics=("full_scan.scan_s",), x="workload.innodb_lra_size",
         xlabel="innodb_lra_size (MB)", extra={"logx": True}),
     "group_commit": Style(
-        "lines", "E2 mysqlslap write load, binlog on, innodb_flush_log_at_trx_commit=1",
+        "lines", "E2 group commit: mysqlslap write load, binlog on, "
+        "innodb_flush_log_at_trx_commit=1, RAID 1 of 15k disks",
         metrics=("mysqlslap.tps", "mysqlslap.fsyncs_per_trx"), x="workload.concurrency",
+        label=_commit_label, covers=("engine.*", "device.sda.battery_backed"),
         xlabel="concurrency (mysqlslap connections)"),
+    "fsync_append_overwrite": Style(
+        "bars", "E4 fsync cost: 8 KB writes + fdatasync each, appending vs overwriting "
+        "(RAID 1 behind a battery-backed cache)",
+        metrics=("fsync_bench.syncs_per_s",), hue="fs.type", label=_case_label,
+        covers=("run.case", "workload.*"), xlabel="case"),
+    "fsync_barrier": Style(
+        "bars", "E4 related: commit per insert on xfs, Intel X25-E - write barriers vs nobarrier",
+        metrics=("fsync_bench.syncs_per_s",), log=True,
+        label=lambda r: "nobarrier" if r.get("fs.nobarrier") else "barriers (cache flush per fsync)",
+        covers=("fs.nobarrier",), xlabel="xfs mount option"),
+    "write_stalls": Style(
+        "bars", "E6 write() and sync_file_range() stalls: each condition and its remedies",
+        metrics=("sfr_stall.sfr_lat_p99_ms", "buffered_write.write_lat_p99_ms"), log=True,
+        label=_case_label, covers=("run.case", "workload.*", "fs.*", "block.*", "device.*"),
+        xlabel="case"),
+    "disk_validation": Style(
+        "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
+        "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,
+        covers=("run.case", "device.*", "workload.*"), details=True),
 }
 HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm|scan_s|syncs_per_s)|"
                       r"iostat\.[^.]+\.(?:rMB_s|wMB_s|await_ms))$")
@@ -142,12 +181,12 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``."""
     style = style_for(experiment)
     overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
-    panels = _panels(style, rows, overlays, metrics)
     notes = notes_from_checks(checks)
+    panels = [] if style.kind == "cdf" else _panels(style, rows, overlays, metrics)
     vary = varying(rows)
     label = None
     if style.label is not None:
-        rest = [c for c in vary if c not in style.covers and c not in (style.hue, style.x)]
+        rest = [c for c in vary if not covered(c, style.covers) and c not in (style.hue, style.x)]
         base = style.label
         label = (lambda r: base(r) + (", " + label_of(r, rest) if rest else ""))
     if style.kind == "lines" and style.x:
@@ -158,7 +197,8 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     if style.kind == "cdf":
         from .plots import cdf
 
-        return cdf.draw(rows, path, style.title, results_dir=results_dir, **style.extra)
+        return cdf.draw(rows, path, style.title, results_dir=results_dir, label=label,
+                        notes=notes, **style.extra)
     from .plots import bars
 
     hue = style.hue if style.hue in vary else None

@@ -108,8 +108,9 @@ def case_overrides(ref: Reference, scale: float | None, results_dir: str,
     out = [f"experiment={ref.experiment}", *ref.overrides]
     if scale is not None:
         out.append(f"run.scale={scale}")
-    out += [f"results.dir={results_dir}", "results.summary=false",
-            f"results.details={str(details).lower()}"]
+    out += [f"results.dir={results_dir}", "results.summary=false"]
+    if details:  # the plot needs the runs' detail tables
+        out.append("results.details=true")
     return out
 
 
@@ -338,7 +339,7 @@ def summary_line(checks: list[Check], n_runs: int, wall_s: float) -> str:
 
 
 def write_report(out_dir: Path, checks: list[Check], cases: list[Case], command: str,
-                 scale: float | None, wall_s: float) -> Path:
+                 scale: float | None, wall_s: float, results_dir: str = "outputs") -> Path:
     """report.md + report.csv + one PNG per experiment into ``out_dir``."""
     import csv
 
@@ -353,7 +354,8 @@ def write_report(out_dir: Path, checks: list[Check], cases: list[Case], command:
         if not rows:
             continue
         try:
-            pngs.append((exp, report.draw(exp, rows, mine, out_dir / f"{exp}.png"), ""))
+            pngs.append((exp, report.draw(exp, rows, mine, out_dir / f"{exp}.png",
+                                          results_dir=results_dir), ""))
         except Exception as ex:  # a plot must not hide the table
             pngs.append((exp, None, f"{type(ex).__name__}: {ex}"))
 
@@ -441,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.results) / "validation" / datetime.now().strftime("%Y%m%d-%H%M%S"))
     command = "python -m pipeline.validate" + (" " + shlex.join(argv) if argv else "")
     print_table(checks, title=f"validation ({'scale ' + str(args.scale) if args.scale else 'default scale'})")
-    path = write_report(out_dir, checks, cases, command, args.scale, wall)
+    path = write_report(out_dir, checks, cases, command, args.scale, wall, args.results)
     print(summary_line(checks, len(cases), wall))
     print(f"report: {path}")
     n = counts(checks)

@@ -98,6 +98,8 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
         ax.set_ylabel(axis_label(metric, units.get(metric, "")), fontsize=9)
         if log:
             ax.set_yscale("log")
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(lo, hi * 1.6)   # room for the ratio labels
         else:
             ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
         ax.grid(True, axis="y", alpha=0.3)

@@ -108,3 +108,28 @@ def test_units_from_metric_names(metric, unit):
 def test_lines_module_directly(tmp_path):
     path = lines.draw(_rows(), "workload.concurrency", ["mysqlslap.tps"], tmp_path / "l.png", "t")
     assert is_png(path, 10_000)
+
+
+def test_cdf_style_reads_the_requests_detail_tables(tmp_path):
+    """disk_validation: one panel per drive from each run's `requests` table."""
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for drive in ("atlas10k", "cheetah9LP"):
+        measured = rng.gamma(2.0, 2e6, 2000).astype(np.int64)
+        simulated = (measured * rng.normal(1.0, 0.05, 2000)).astype(np.int64)
+        row = {"experiment": "disk_validation", "config_hash": f"h_{drive}", "status": "ok",
+               "run.case": drive, "trace.demerit_ms": 0.1, "trace.disksim_demerit_ms": 0.2}
+        write_run(tmp_path, "disk_validation", row["config_hash"],
+                  {"summary": summary_table(row),
+                   "requests": pa.table({"measured_ns": measured, "response_ns": simulated})})
+        rows.append(row)
+    assert report.needs_details("disk_validation")
+    path = report.draw("disk_validation", report.load_rows(tmp_path, "disk_validation"),
+                       path=tmp_path / "cdf.png", results_dir=tmp_path)
+    assert is_png(path)
+    with pytest.raises(ValueError, match="requests table"):
+        report.draw("disk_validation", [dict(rows[0], config_hash="missing")],
+                    path=tmp_path / "x.png", results_dir=tmp_path)
