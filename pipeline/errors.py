@@ -30,6 +30,25 @@ class SweepFailed(RuntimeError):
     """Some runs of a sweep failed; their rows (status=failed) were still written."""
 
 
+class Interrupted(Exception):
+    """SIGTERM / Ctrl-C stopped a sweep between results; what was written stays."""
+
+    def __init__(self, signum: int, ok: int, failed: int, not_run: int) -> None:
+        super().__init__(f"interrupted by {signal_name(signum)}: {ok} ok, {failed} failed, "
+                         f"{not_run} not run; run the same command again to resume")
+        self.signum = signum
+        self.code = 128 + signum
+
+
+def signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
 class Abort(BaseException):
     """Ends the program with ``code`` after printing ``message`` (from ``main``).
 

@@ -5,12 +5,29 @@ Arrow: ``summary`` (one row) and any detail tables. It never raises for a failed
 simulation: the row then has ``status='failed'`` and ``error`` set, and no metrics. The
 caller (the driver) writes the tables with ``pipeline.sink``: workers never touch the
 result directory, so a cluster needs no shared filesystem.
+
+A failed run's row names the exception (``error_type``, e.g. ``ZeroDivisionError``)
+and says what and where (``error``: ``"<type>: <message> at <file>:<line>"``), beside
+every parameter of its config.
+
+Resources: ``peak_rss_bytes`` is the worker process's resident-set high-water mark
+(``VmHWM``) over the run. The mark is per process and Ray reuses worker processes, so
+it is reset at the start of each run where Linux allows it (``/proc/self/clear_refs``,
+value 5, since Linux 4.0); elsewhere it is ``getrusage(RUSAGE_SELF).ru_maxrss``, the
+process's peak so far. It includes the interpreter and imported libraries (the
+baseline, ``rss_start_bytes``). These describe the machine, not the simulated system,
+so they travel in the summary file's footer, not in its row (rows of the same config
+are bit-identical wherever they ran): ``RunOutput.resources``.
 """
 from __future__ import annotations
 
+import os
+import re
+import socket
+import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -24,6 +41,7 @@ RUN_COLUMNS = (
     ("seed", pa.int64()),
     ("status", pa.string()),
     ("error", pa.string()),
+    ("error_type", pa.string()),
     ("sim_seconds", pa.float64()),
     ("wall_seconds", pa.float64()),
     ("events_processed", pa.int64()),
@@ -37,6 +55,8 @@ class RunOutput:
     status: str
     tables: dict  # name -> pyarrow.Table ("summary" first)
     wall_seconds: float
+    # where and with what it ran (not part of the row): peak_rss_bytes, host, pid, ...
+    resources: dict = field(default_factory=dict)
 
 
 def _arrow_type(v) -> pa.DataType:
@@ -81,21 +101,65 @@ def detail_table(rows: list[dict] | dict, spec: RunSpec) -> pa.Table:
     return t.append_column("experiment", pa.array([spec.experiment] * len(t), pa.string()))
 
 
+# -- resources ------------------------------------------------------------------------
+_KB = re.compile(r"^(VmHWM|VmRSS):\s+(\d+)\s+kB", re.M)
+
+
+def _proc_status() -> dict:
+    try:
+        with open("/proc/self/status") as f:
+            return {k: int(v) * 1024 for k, v in _KB.findall(f.read())}
+    except OSError:
+        return {}
+
+
+def _maxrss_bytes() -> int:
+    import resource
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)   # bytes on macOS, KiB on Linux
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's RSS high-water mark to its current RSS (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_bytes() -> int:
+    st = _proc_status()
+    return st.get("VmHWM") or _maxrss_bytes()
+
+
+def error_text(ex: BaseException) -> str:
+    """``"<type>: <first line of the message> at <file>:<line>"``."""
+    tb = traceback.extract_tb(ex.__traceback__)
+    where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
+    msg = str(ex).strip().splitlines()
+    return f"{type(ex).__name__}: {msg[0] if msg else ''}{where}"
+
+
 def execute(spec: RunSpec) -> RunOutput:
     """Simulate one run; return its tables (never raises for a model failure)."""
     from .build import simulate
 
+    was_reset = reset_peak_rss()
+    rss0 = _proc_status().get("VmRSS", 0)
     t0 = time.perf_counter()
-    status, error, metrics, details, sim_ns, events = "ok", None, {}, {}, 0, 0
+    status, error, error_type, metrics, details, sim_ns, events = "ok", None, None, {}, {}, 0, 0
     try:
         res = simulate(spec)
         metrics, details, sim_ns, events = res.summary, res.details, res.sim_ns, res.events
     except Exception as ex:  # a failed run is a result row, not a crashed sweep
-        status = "failed"
-        tb = traceback.extract_tb(ex.__traceback__)
-        where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-        error = f"{type(ex).__name__}: {ex}{where}"
+        status, error, error_type = "failed", error_text(ex), type(ex).__name__
     wall = time.perf_counter() - t0
+    resources = {"peak_rss_bytes": peak_rss_bytes(), "rss_start_bytes": rss0,
+                 "peak_rss_per_run": was_reset, "host": socket.gethostname(),
+                 "pid": os.getpid()}
 
     row = {
         "experiment": spec.experiment,
@@ -104,6 +168,7 @@ def execute(spec: RunSpec) -> RunOutput:
         "seed": spec.seed,
         "status": status,
         "error": error,
+        "error_type": error_type,
         "sim_seconds": sim_ns / 1e9,
         "wall_seconds": wall,
         "events_processed": events,
@@ -118,4 +183,4 @@ def execute(spec: RunSpec) -> RunOutput:
     for name, rows in details.items():
         if len(rows):
             tables[name] = detail_table(rows, spec)
-    return RunOutput(spec.experiment, spec.config_hash, status, tables, wall)
+    return RunOutput(spec.experiment, spec.config_hash, status, tables, wall, resources)

@@ -1,7 +1,9 @@
 """Progress of a sweep: runs done / failed / running, elapsed and ETA.
 
 On a terminal: a live ``rich`` bar. Elsewhere (CI, pipes, tests): one plain line per
-finished run on stderr, so logs stay readable and nothing is redrawn.
+finished run on stderr, so logs stay readable and nothing is redrawn. A sweep that
+resumes passes ``skipped`` (runs whose results were already there); the last line is
+then ``<label>: <ok> ok, <failed> failed, <skipped> skipped in <time>``.
 """
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ def _fmt_s(s: float | None) -> str:
 class SweepProgress:
     """Counts runs and shows them; use as a context manager."""
 
-    def __init__(self, total: int, label: str = "sweep", stream=None, live: bool | None = None) -> None:
+    def __init__(self, total: int, label: str = "sweep", stream=None, live: bool | None = None,
+                 skipped: int | None = None) -> None:
         self.total = total
+        self.skipped = skipped
         self.label = label
         self.stream = stream or sys.stderr
         self.done = 0
@@ -63,6 +67,9 @@ class SweepProgress:
 
     def __enter__(self) -> "SweepProgress":
         if self.live:
+            if self.skipped:
+                print(f"{self.label}: {self.skipped} run(s) done already (skipped)",
+                      file=self.stream, flush=True)
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
@@ -76,12 +83,17 @@ class SweepProgress:
             self._progress.start()
             self._task = self._progress.add_task(self.label, total=self.total, **self._fields())
         else:
-            print(f"{self.label}: {self.total} run(s)", file=self.stream, flush=True)
+            print(f"{self.label}: {self.total} run(s){self._skipped_note()}", file=self.stream,
+                  flush=True)
         return self
+
+    def _skipped_note(self) -> str:
+        return f" to run, {self.skipped} done already (skipped)" if self.skipped else ""
 
     def __exit__(self, *exc) -> None:
         if self._progress is not None:
             self._refresh()
             self._progress.stop()
-        print(f"{self.label}: {self.done - self.failed} ok, {self.failed} failed in "
+        skipped = "" if self.skipped is None else f", {self.skipped} skipped"
+        print(f"{self.label}: {self.done - self.failed} ok, {self.failed} failed{skipped} in "
               f"{_fmt_s(time.perf_counter() - self.t0)}", file=self.stream, flush=True)

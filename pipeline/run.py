@@ -6,14 +6,22 @@
     python -m pipeline.run -m experiment=aio_batch hydra/launcher=serial
     python -m pipeline.run -m run.seed=1,2,3 block=noop,deadline
     python -m pipeline.run --cfg job experiment=aio_batch   # print the composed config
+    python -m pipeline.run -m experiment=aio_batch --rerun  # also runs whose results exist
+    python -m pipeline.run -m experiment=aio_batch --dry-run  # validate, say what would run
 
 Every run lands as ``outputs/experiment=<name>/run=<config_hash>/summary.parquet``; a
-DuckDB summary of the runs just made is printed at the end.
+DuckDB summary of the runs is printed at the end. A sweep (``-m``) resumes: runs whose
+valid results exist (same config, same code version, status ok) are skipped, failed
+ones run again; ``--rerun`` (= ``hydra.launcher.rerun=true``) runs everything. A
+single run (no ``-m``) always runs. ``--dry-run`` (= ``hydra.launcher.dry_run=true``)
+validates every job and runs none.
 
 Errors in the configuration (unknown key, wrong type, value out of range, a RAID
 member that does not exist, a group option that does not exist) print one line,
 ``error: <key>: <message>``, exit with status 2 and write nothing. A sweep with failed
 runs writes every row (``status='failed'``, ``error``) and exits with status 1.
+SIGTERM or Ctrl-C stop a sweep between results: exit status 128 + the signal, what
+was written stays, the same command resumes.
 """
 from __future__ import annotations
 
@@ -21,24 +29,34 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import EXIT_CONFIG, EXIT_FAILED, Abort, SweepFailed, describe
+from .errors import EXIT_CONFIG, EXIT_FAILED, Abort, Interrupted, SweepFailed, describe
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
+# Flags of this app (not Hydra's): each is an override of the launcher's settings.
+FLAGS = {"--rerun": "hydra.launcher.rerun=true", "--dry-run": "hydra.launcher.dry_run=true"}
+
 
 def task(cfg) -> None:
-    """Hydra task function: one run, in this process."""
+    """Hydra task function: one run, in this process (always run; no resume)."""
     from hydra.core.hydra_config import HydraConfig
 
+    from .fanout import sweep
     from .spec import prepare
-    from .sweep import experiment_name, run_specs
+    from .sweep import experiment_name
     from .version import code_version
 
     try:
-        spec = prepare(cfg, experiment_name(HydraConfig.get()), code_version())
-        run_specs([spec], None, label=f"{spec.experiment}: run")
+        hydra_cfg = HydraConfig.get()
+        spec = prepare(cfg, experiment_name(hydra_cfg), code_version())
+        if hydra_cfg.launcher.get("dry_run", False):
+            print(f"dry run: 1 run valid ({spec.experiment}, {spec.config_hash})")
+            return
+        sweep([spec], None, rerun=True, label=f"{spec.experiment}: run")
     except SweepFailed as ex:
         raise Abort(EXIT_FAILED, f"error: {ex}") from None
+    except Interrupted as ex:
+        raise Abort(ex.code, f"error: {ex}") from None
     except Exception as ex:
         err = describe(ex)
         if err is None:
@@ -57,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["HYDRA_FULL_ERROR"] = "1"
     register()
     argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [a for a in argv if a not in FLAGS] + [FLAGS[a] for a in dict.fromkeys(argv) if a in FLAGS]
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(task)
     saved = sys.argv
     sys.argv = [saved[0] if saved else "pipeline.run"] + argv
@@ -70,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     except SweepFailed as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_FAILED
+    except Interrupted as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return ex.code
     except Exception as ex:
         err = describe(ex)
         if err is None:

@@ -3,13 +3,17 @@
 ``python -m pipeline.run -m ...`` hands every job's overrides to ``launch`` at once
 (the sweeper's ``max_batch_size`` is null). The launcher
 
-1. composes each job's config and validates it into a ``RunSpec`` (including a trial
-   build of the model stack) - a bad job stops the sweep before any job runs and
-   before anything is written;
-2. runs the specs through ``pipeline.fanout`` (one Ray task per run, or serially with
-   ``hydra/launcher=serial`` / ``hydra.launcher.ray.enabled=false``), with a progress
-   display;
-3. writes each result on the driver as it arrives and prints the DuckDB summary.
+1. checks its own settings (``hydra.launcher.ray.*``), composes each job's config and
+   validates it into a ``RunSpec`` (including a trial build of the model stack) - a
+   bad job stops the sweep before any job runs, before Ray starts and before
+   anything is written;
+2. with ``dry_run`` (``--dry-run``) stops there, saying how many runs would run and
+   how many are done already;
+3. else hands the specs to ``pipeline.fanout.sweep``: runs whose valid results exist
+   are skipped unless ``rerun`` (``--rerun``), the others run as Ray tasks (retried
+   ``ray.max_retries`` times if their worker dies; default 3 here) or serially with
+   ``hydra/launcher=serial`` / ``hydra.launcher.ray.enabled=false``, each result is
+   written on the driver as it arrives, and the DuckDB summary is printed.
 
 Why not hydra-ray-launcher: it pickles Hydra's task function and its whole job
 context to each worker and only returns when every job is done (``ray.get`` on the
@@ -31,26 +35,40 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from pipeline.schema import RayConfig
 
 
+# Ray re-runs a task whose worker process died this many times (not one that raised:
+# a model's exception is a failed row at once).
+WORKER_DEATH_RETRIES = 3
+
+
+def _ray_defaults(**kw) -> RayConfig:
+    return RayConfig(max_retries=WORKER_DEATH_RETRIES, **kw)
+
+
 @dataclass
 class PipelineLauncherConf:
     _target_: str = "hydra_plugins.pipeline_launcher.launcher.PipelineLauncher"
-    ray: RayConfig = field(default_factory=RayConfig)
+    ray: RayConfig = field(default_factory=_ray_defaults)
+    rerun: bool = False      # run every job, even those whose valid results exist
+    dry_run: bool = False    # validate every job, run none
 
 
 ConfigStore.instance().store(group="hydra/launcher", name="ray", node=PipelineLauncherConf,
                              provider="pipeline")
 ConfigStore.instance().store(group="hydra/launcher", name="serial",
-                             node=PipelineLauncherConf(ray=RayConfig(enabled=False)),
+                             node=PipelineLauncherConf(ray=_ray_defaults(enabled=False)),
                              provider="pipeline")
 
 
 class PipelineLauncher(Launcher):
-    def __init__(self, ray: "DictConfig | RayConfig | None" = None) -> None:
+    def __init__(self, ray: "DictConfig | RayConfig | None" = None, rerun: bool = False,
+                 dry_run: bool = False) -> None:
         if ray is None:
-            ray = RayConfig()
+            ray = _ray_defaults()
         elif not isinstance(ray, RayConfig):
-            ray = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(RayConfig), ray))
+            ray = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(_ray_defaults()), ray))
         self.ray_cfg: RayConfig = ray
+        self.rerun = bool(rerun)
+        self.dry_run = bool(dry_run)
         self.config: "DictConfig | None" = None
         self.hydra_context = None
         self.task_function = None
@@ -72,10 +90,12 @@ class PipelineLauncher(Launcher):
             yield list(overrides), cfg
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        from pipeline.fanout import check_ray_config, sweep
         from pipeline.spec import prepare
-        from pipeline.sweep import experiment_name, run_specs
+        from pipeline.sweep import experiment_name
         from pipeline.version import code_version
 
+        check_ray_config(self.ray_cfg)
         version = code_version()
         jobs, specs = [], []
         for overrides, cfg in self.job_configs(job_overrides, initial_job_idx):
@@ -84,12 +104,34 @@ class PipelineLauncher(Launcher):
             jobs.append((overrides, cfg))
 
         label = f"{specs[0].experiment}: " if specs else ""
-        outputs = run_specs(specs, self.ray_cfg,
+        if self.dry_run:
+            outputs = dry_run(specs, self.rerun)
+        else:
+            outputs = sweep(specs, self.ray_cfg, rerun=self.rerun,
                             label=f"{label}{'ray' if self.ray_cfg.enabled else 'serial'} sweep")
         returns = []
         for (overrides, cfg), out in zip(jobs, outputs):
             ret = JobReturn(overrides=overrides, cfg=cfg, hydra_cfg=cfg,
                             status=JobStatus.COMPLETED)
-            ret.return_value = out.status
+            ret.return_value = out if isinstance(out, str) else ("skipped" if out is None else out.status)
             returns.append(ret)
         return returns
+
+
+def dry_run(specs, rerun: bool, out=None) -> list[str]:
+    """Say what a sweep would do; returns 'would run' / 'skipped' per spec."""
+    import sys
+
+    from pipeline import sink
+
+    done: dict = {}
+    for s in specs:
+        key = (str(s.results.dir), s.experiment, s.config_hash)
+        if key not in done:
+            done[key] = not rerun and sink.completed(s.results.dir, s.experiment, s.config_hash,
+                                                     s.code_version, want_details=s.results.details)
+    n_done = sum(done.values())
+    print(f"dry run: {len(specs)} job(s) valid, {len(done)} distinct run(s): {n_done} done "
+          f"already, {len(done) - n_done} would run", file=out or sys.stdout)
+    return ["skipped" if done[(str(s.results.dir), s.experiment, s.config_hash)] else "would run"
+            for s in specs]
