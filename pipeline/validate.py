@@ -10,9 +10,12 @@
    (plus ``run.scale`` with ``--scale``) - with Hydra, and validates it into a
    ``RunSpec`` exactly as ``python -m pipeline.run`` does. Rows that name the same
    configuration (same experiment and config hash) share one run.
-3. Runs the distinct cases with the pipeline's own fan-out (``pipeline.sweep``: one
-   Ray task per run, or serially with ``--serial``); every result lands as Parquet
-   under ``--results`` like any other run.
+3. Runs the distinct cases with the pipeline's own fan-out (``pipeline.fanout.sweep``:
+   one Ray task per run, or serially with ``--serial``); every result lands as Parquet
+   under ``--results`` like any other run. As a resumed sweep does, a case whose valid
+   result from the same code version exists is not run again - but only on a clean
+   checkout (``git describe`` without ``-dirty``: uncommitted changes all share one
+   code version), and never with ``--rerun``.
 4. Reads the metrics back with DuckDB, compares each with its published value and
    tolerance, prints the table, and writes ``<results>/validation/<timestamp>/``:
    ``report.md`` (the same table, skipped rows and their reasons, one plot per
@@ -39,7 +42,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import reference as refmod
-from .errors import EXIT_CONFIG, EXIT_FAILED, SweepFailed, describe
+from .errors import EXIT_CONFIG, EXIT_FAILED, Interrupted, SweepFailed, describe
 from .reference import Reference, ReferenceError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -188,18 +191,21 @@ def plan(refs: list[Reference], scale: float | None, results_dir: str,
 
 
 # -- running and reading back ------------------------------------------------------------
-def run_cases(cases: list[Case], serial: bool, jobs: int | None) -> None:
-    """Run every case with the pipeline's fan-out; results land as Parquet."""
+def run_cases(cases: list[Case], serial: bool, jobs: int | None, rerun: bool) -> int:
+    """Run the cases with the pipeline's fan-out (``pipeline.fanout.sweep``); results
+    land as Parquet. A case whose valid result exists (same config, same code version)
+    is not run again unless ``rerun``. Returns the number of cases run."""
+    from .fanout import sweep
     from .schema import RayConfig
-    from .sweep import run_specs
 
     if not cases:
-        return
+        return 0
     ray = RayConfig(enabled=not serial, num_cpus=jobs)
     try:
-        run_specs([c.spec for c in cases], ray, label="validation")
+        outs = sweep([c.spec for c in cases], ray, rerun=rerun, label="validation")
     except SweepFailed:
-        pass  # failed runs are rows with status='failed'; reported per reference row
+        return len(cases)  # failed runs are rows with status='failed'; reported per row
+    return sum(o is not None for o in outs)
 
 
 def read_back(cases: list[Case], results_dir: str) -> None:
@@ -403,6 +409,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="report directory (default: <results>/validation/<timestamp>)")
     ap.add_argument("--serial", action="store_true", help="run in this process, not on Ray")
     ap.add_argument("--jobs", type=int, default=None, help="Ray CPUs (local Ray; default: all)")
+    ap.add_argument("--rerun", action="store_true",
+                    help="run every case, even those whose results from this (clean) code "
+                         "version exist")
     ap.add_argument("--list", action="store_true", help="list the rows and exit")
     return ap
 
@@ -431,20 +440,29 @@ def main(argv: list[str] | None = None) -> int:
         from .version import code_version
 
         details = {r.experiment for r in refs if needs_details(r.experiment)}
-        cases, where = plan(refs, args.scale, args.results, details, code_version())
-        run_cases(cases, args.serial, args.jobs)
+        version = code_version()
+        cases, where = plan(refs, args.scale, args.results, details, version)
+        # a tree with uncommitted changes has one code version whatever the changes:
+        # only a clean checkout's results can be trusted for reuse
+        rerun = args.rerun or version.endswith("-dirty")
+        n_run = run_cases(cases, args.serial, args.jobs, rerun)
         read_back(cases, args.results)
         checks = evaluate(refs, where)
     except ReferenceError as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
+    except Interrupted as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return ex.code
     wall = time.perf_counter() - t0
     out_dir = Path(args.out) if args.out else (
         Path(args.results) / "validation" / datetime.now().strftime("%Y%m%d-%H%M%S"))
     command = "python -m pipeline.validate" + (" " + shlex.join(argv) if argv else "")
     print_table(checks, title=f"validation ({'scale ' + str(args.scale) if args.scale else 'default scale'})")
     path = write_report(out_dir, checks, cases, command, args.scale, wall, args.results)
-    print(summary_line(checks, len(cases), wall))
+    print(summary_line(checks, len(cases), wall)
+          + (f" ({len(cases) - n_run} reused from earlier runs of this code version)"
+             if n_run < len(cases) else ""))
     print(f"report: {path}")
     n = counts(checks)
     for c in checks:

@@ -58,6 +58,8 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
     width = max(6.0, 1.1 * n_cat * (1.6 if hue else 1.0) + 1.5)
     fig, axes = plt.subplots(1, n, figsize=(width * n, 4.8 + 0.25 * len(notes)), squeeze=False)
     cmap = plt.get_cmap("tab10")
+    # fs.type -> "fs", workload.insert_pattern -> "insert_pattern"
+    hue_name = (hue.split(".")[-2] if short(hue) == "type" and "." in hue else short(hue)) if hue else ""
     for ax, metric, grp in zip(axes[0], metrics, groups):
         cats = list(grp)
         hues = sorted({h for g in grp.values() for h in g}, key=sort_key)
@@ -72,7 +74,7 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
                 pub = _published(overlays, metric, hashes)
                 if hue:
                     x = i - 0.4 + w * (j + 0.5)
-                    ax.bar(x, value, w, color=cmap(j % 10), label=f"{short(hue)}={h}" if i == 0 or
+                    ax.bar(x, value, w, color=cmap(j % 10), label=f"{hue_name}={h}" if i == 0 or
                            not any(h in grp[c] for c in cats[:i]) else None)
                     if pub is not None:
                         ax.plot([x - w / 2, x + w / 2], [pub.published] * 2, color="black", lw=2.5,

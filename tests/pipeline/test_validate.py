@@ -222,3 +222,19 @@ def test_command_end_to_end_on_ray_at_small_scale(tmp_path):
     assert "E1.scan.speedup" in md and "--scale 0.02" in md
     for exp in ("aio_batch", "lra"):
         assert (out_dir / f"{exp}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_results_of_a_clean_code_version_are_reused_unless_rerun(tmp_path, capsys, monkeypatch):
+    import pipeline.version as version
+
+    p = write(tmp_path, f"a,aio_batch,,{FAST},iostat.sda.r_s,1,,info,src\n")
+    monkeypatch.setattr(version, "code_version", lambda: "git:abc1234")
+    code, out, _ = run_main(tmp_path, capsys, "--reference", str(p))
+    assert code == 0 and "reused" not in out
+    code, out, _ = run_main(tmp_path, capsys, "--reference", str(p))
+    assert code == 0 and "(1 reused from earlier runs of this code version)" in out
+    code, out, _ = run_main(tmp_path, capsys, "--reference", str(p), "--rerun")
+    assert code == 0 and "reused" not in out
+    monkeypatch.setattr(version, "code_version", lambda: "git:abc1234-dirty")
+    code, out, _ = run_main(tmp_path, capsys, "--reference", str(p))
+    assert code == 0 and "reused" not in out
