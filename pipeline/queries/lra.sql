@@ -3,6 +3,7 @@ SELECT "workload.insert_pattern" AS table_history,
        "workload.read_ahead" AS read_ahead,
        "workload.aio_pages_per_submit" AS pages_per_io_submit,
        "workload.innodb_buffer_pool_size" AS buffer_pool,
+       "workload.background_iops" AS background_iops,
        round("full_scan.scan_s", 1) AS scan_s,
        round("full_scan.rows_per_s") AS rows_per_s,
        round("full_scan.MB_s_read", 1) AS MB_s_read,
@@ -19,5 +20,5 @@ SELECT "workload.insert_pattern" AS table_history,
        experiment,
        config_hash
 FROM runs
-WHERE experiment IN ('lra', 'lra_warmup') AND status = 'ok'
-ORDER BY experiment, table_history DESC, buffer_pool, scan_s DESC;
+WHERE experiment IN ('lra', 'lra_warmup', 'lra_load') AND status = 'ok'
+ORDER BY experiment, table_history DESC, buffer_pool, background_iops, scan_s DESC;
