@@ -297,7 +297,8 @@ def fmt(v: float | None, unit: str = "") -> str:
     if v is None:
         return "-"
     a = abs(v)
-    s = f"{v:,.0f}" if a >= 1000 else f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 1 else f"{v:.3g}"
+    s = (f"{v:,.0f}" if a >= 1000 else f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 1
+         else f"{v:.3f}" if a >= 0.1 else f"{v:.3g}")
     return f"{s}{unit}" if unit == "x" else f"{s} {unit}".strip()
 
 
