@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .common import (Overlay, axis_label, finish, label_of, panel_title, pyplot, save, short,
-                     sort_key, varying)
+                     sort_key, value_text, varying)
 
 PUBLISHED_COLOR = "0.6"
 
@@ -74,7 +74,7 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
                 pub = _published(overlays, metric, hashes)
                 if hue:
                     x = i - 0.4 + w * (j + 0.5)
-                    ax.bar(x, value, w, color=cmap(j % 10), label=f"{hue_name}={h}" if i == 0 or
+                    ax.bar(x, value, w, color=cmap(j % 10), label=f"{hue_name}={value_text(h)}" if i == 0 or
                            not any(h in grp[c] for c in cats[:i]) else None)
                     if pub is not None:
                         ax.plot([x - w / 2, x + w / 2], [pub.published] * 2, color="black", lw=2.5,

@@ -120,10 +120,17 @@ def short(col: str) -> str:
     return col.rsplit(".", 1)[-1]
 
 
+def value_text(v) -> str:
+    """A parameter value as a label: ``500`` for 500.0."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def label_of(row: dict, cols: list[str]) -> str:
     """``bs=16k, scheduler=noop`` (a name=value shown once even if two columns carry it,
     e.g. ``block.scheduler`` and ``device.sda.queue.scheduler``)."""
-    parts = dict.fromkeys(f"{short(c)}={row.get(c)}" for c in cols)
+    parts = dict.fromkeys(f"{short(c)}={value_text(row.get(c))}" for c in cols)
     return ", ".join(parts) or "(one configuration)"
 
 
