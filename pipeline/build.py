@@ -1,10 +1,14 @@
 """Build the simulated stack of one run from its ``RunSpec``, run it, collect metrics.
 
-The stack: devices (members before the arrays that use them), one Linux block queue
-(``models.block.BlockQueue``) on every top-level device - a device that is no RAID
-member, i.e. what the host sees as ``/dev/<name>`` - with the ``block`` settings or
-the device's own ``queue`` overrides, and the workload on the queue its ``filename``
-names.
+The stack, bottom up: devices (members before the arrays that use them); one Linux
+block queue (``models.block.BlockQueue``) on every top-level device - a device that
+is no RAID member, i.e. what the host sees as ``/dev/<name>`` - with the ``block``
+settings or the device's own ``queue`` overrides; a filesystem
+(``models.fs.Filesystem``, the ``fs`` section or ``device.<name>.fs``) on every
+device that ``placement`` puts a file of the run on, all sharing one page cache
+(``page_cache``); the engine (``engine``, on ``cpu``) with its files on those
+filesystems; the workload on what its kind runs on - the queue its ``filename``
+names, the filesystem of its ``data`` files, or the engine.
 
 Randomness: one ``numpy.random.SeedSequence`` per run from ``run.seed``; every
 component gets its own child stream keyed by its config path (``device.hdd0``,
@@ -15,11 +19,17 @@ Metric columns of the summary row:
 - ``iostat.<dev>.<column>``: ``iostat -x`` of each block device over the workload's
   measured interval (``r_s``, ``rMB_s``, ``await_ms``, ``util_pct``, ...);
 - ``<workload type>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``);
-- ``devstat.<dev>.<counter>``: device-internal counters (busy time, cache hits).
+- ``devstat.<dev>.<counter>``: device-internal counters (busy time, cache hits);
+- ``fsstat.<dev>.<counter>``: each mounted filesystem's counters (journal commits,
+  flushes, read-modify-write reads, pages written, ...) and
+  ``fsstat.page_cache.<counter>`` the shared page cache's (dirty pages, throttling);
+- ``<engine metric prefix>.<stat>``: the engine's counters (``commit.redo.fsyncs``,
+  ``commit.binlog.groups``, ``commit.prepare_commit_mutex.wait_s``, ...);
+- ``cpustat.<stat>``: the engine's CPU (``util_pct``, ``busy_s``, ``wakeups``).
 
 Metric columns never start with a config section name (``run``, ``device``, ``block``,
-``workload``, ...), so ``pipeline.query`` tells parameters from metrics by the first
-dotted segment alone.
+``fs``, ``page_cache``, ``placement``, ``engine``, ``cpu``, ``workload``), so
+``pipeline.query`` tells parameters from metrics by the first dotted segment alone.
 """
 from __future__ import annotations
 
@@ -30,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from models.block import BlockQueue
+from models.fs import Filesystem, PageCache
 from models.sim import Simulator
 
 from . import registry
@@ -43,6 +54,9 @@ class Stack:
     devices: dict
     queues: dict
     workload: Any
+    filesystems: dict = field(default_factory=dict)   # device name -> Filesystem
+    page_cache: Any = None
+    engine: Any = None
 
 
 @dataclass
@@ -81,15 +95,46 @@ def build(spec: RunSpec) -> Stack:
             queues[d.name] = BlockQueue(sim, devices[d.name], d.queue, name=d.name)
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}.queue", ex) from None
+    filesystems: dict = {}
+    cache = None
+    if spec.mounts:
+        try:
+            cache = PageCache(sim, spec.page_cache)
+        except ValueError as ex:
+            raise from_value_error("page_cache", ex) from None
+        for m in spec.mounts:
+            try:
+                filesystems[m.device] = Filesystem(sim, m.config, queues[m.device], cache,
+                                                   name=m.device)
+            except ValueError as ex:
+                raise from_value_error(f"device.{m.device}.fs" if m.overridden else "fs",
+                                       ex) from None
+
+    def fs_of(file_class: str):
+        return filesystems[spec.placement[file_class]]
+
+    engine = None
+    if spec.engine is not None:
+        try:
+            engine = registry.ENGINES[spec.engine.type].make(sim, spec.engine.config, spec.cpu,
+                                                             fs_of)
+        except ValueError as ex:
+            raise from_value_error("engine", ex) from None
+
     wl = spec.workload
-    target = str(wl.extras.get("filename", spec.top_level[0])).removeprefix("/dev/")
+    kind = registry.WORKLOADS[wl.type]
+    if kind.on == "engine":
+        target = engine
+    elif kind.on == "fs":
+        target = fs_of(kind.files[0])
+    else:
+        target = queues[str(wl.extras.get("filename", spec.top_level[0])).removeprefix("/dev/")]
     try:
-        workload = registry.WORKLOADS[wl.type].make(
-            sim, wl.config, queues[target], component_rng(spec.seed, "workload"),
-            spec.run.scale)
+        workload = kind.make(sim, wl.config, target, component_rng(spec.seed, "workload"),
+                             spec.run.scale, wl.extras)
     except ValueError as ex:
         raise from_value_error("workload", ex) from None
-    return Stack(sim, devices, queues, workload)
+    return Stack(sim, devices, queues, workload, filesystems, cache, engine)
 
 
 class _Sampler:
@@ -146,6 +191,20 @@ def simulate(spec: RunSpec) -> RunResult:
     for name, dev in stack.devices.items():
         for k, v in dev.stats().items():
             metrics[f"devstat.{name}.{k}"] = v
+    for name, fs in stack.filesystems.items():
+        for k, v in fs.stats().items():
+            metrics[f"fsstat.{name}.{k}"] = v
+    if stack.page_cache is not None:
+        for k, v in stack.page_cache.stats().items():
+            metrics[f"fsstat.page_cache.{k}"] = v
+    if stack.engine is not None:
+        prefix = registry.ENGINES[spec.engine.type].metric_prefix
+        for k, v in stack.engine.stats().items():
+            metrics[f"{prefix}.{k}"] = v
+        cpu = getattr(stack.engine, "cpu", None)
+        if cpu is not None:
+            for k, v in cpu.stats(sim.now_ns).items():
+                metrics[f"cpustat.{k}"] = v
 
     details: dict = {}
     if sampler is not None and sampler.rows:

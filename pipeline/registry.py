@@ -6,11 +6,22 @@ module says which frozen config dataclass
 validates it and how the model object is constructed. No module paths or ``_target_``
 strings live in YAML: adding a model means adding one line here.
 
-Each device builder is ``make(sim, name, cfg, members, rng) -> Device`` where
-``members`` are the already-built devices named in the config's ``members`` field
-(RAID), in order. Each workload builder is ``make(sim, cfg, queue, rng, scale)`` and
-returns an object with ``start()`` and ``results() -> dict`` (and optionally
-``iostat() -> dict`` for its own queue over its measured interval).
+- Devices: ``make(sim, name, cfg, members, rng) -> Device`` where ``members`` are the
+  already-built devices named in the config's ``members`` field (RAID), in order.
+- Engines: ``make(sim, cfg, cpu_cfg, fs_of) -> engine`` where ``fs_of(file_class)`` is
+  the mounted ``models.fs.Filesystem`` that ``placement.<file_class>`` names. The
+  engine reports ``stats()`` (metric columns ``<metric_prefix>.<stat>``) and has a
+  ``cpu`` (``cpustat.<stat>``).
+- Workloads: ``make(sim, cfg, target, rng, scale, extras)`` where ``target`` is what
+  the kind runs ``on``: the block queue its ``filename`` names (``queue``), the
+  filesystem its ``data`` files are placed on (``fs``), or the engine (``engine``);
+  ``extras`` are its pipeline-level keys. It returns an object with ``start()`` and
+  ``results() -> dict`` (optionally ``iostat() -> dict`` for its own queue over its
+  measured interval, ``detail() -> columns`` for the ``requests`` table).
+
+File classes (``placement`` keys) name the files a workload or an engine creates:
+``data`` (a filesystem workload's test files), ``redo_log`` (``ib_logfile*``),
+``binlog`` (``mysql-bin.*`` and its index).
 """
 from __future__ import annotations
 
@@ -32,6 +43,9 @@ class DeviceKind:
     presets: dict = field(default_factory=dict)
 
 
+ON = ("queue", "fs", "engine")
+
+
 @dataclass(frozen=True)
 class WorkloadKind:
     config: type
@@ -39,6 +53,19 @@ class WorkloadKind:
     # pipeline-level keys beside the model's own options, with defaults:
     # ``filename`` is the block device the job runs against (fio's own option name).
     extras: dict = field(default_factory=dict)
+    on: str = "queue"                       # what ``make`` gets as its target (ON)
+    files: tuple[str, ...] = ()             # file classes it creates (placement keys)
+    # extras that are checked by a function ``check(extras) -> extras`` in pipeline.spec
+    # (raising ConfigError naming the key), e.g. a trace file that must exist
+    check: Callable[[dict], dict] | None = None
+
+
+@dataclass(frozen=True)
+class EngineKind:
+    config: type
+    make: Callable[..., Any]
+    files: tuple[str, ...]
+    metric_prefix: str
 
 
 def _construct(cls: type, sim, name: str, cfg, members, rng):
@@ -68,9 +95,10 @@ DEVICES: dict[str, DeviceKind] = {
 }
 WORKLOADS: dict[str, WorkloadKind] = {
     "fio": WorkloadKind(FioConfig,
-                        lambda sim, cfg, queue, rng, scale: FioJob(sim, cfg, queue, rng),
+                        lambda sim, cfg, queue, rng, scale, extras: FioJob(sim, cfg, queue, rng),
                         extras={"filename": "sda"}),
 }
+ENGINES: dict[str, EngineKind] = {}
 
 
 def _optional(module: str):
@@ -92,10 +120,105 @@ if _ram is not None:
 _raid = _optional("models.device.raid")
 if _raid is not None:
     DEVICES["raid"] = _device(_raid.RAIDConfig, _raid.RAID, members_field="members")
+
+
 _full_scan = _optional("models.workload.full_scan")
 if _full_scan is not None:
     # E1: InnoDB full-table scan; `filename` is the block device holding the .ibd file
+    # (the scan's read-ahead presets are conf/engine/innodb_scan_*.yaml, keys of the
+    # workload: the scan builds its own buffer pool, it needs no engine entry)
     WORKLOADS["full_scan"] = WorkloadKind(
         _full_scan.FullScanConfig,
-        lambda sim, cfg, queue, rng, scale: _full_scan.FullScan(sim, cfg, queue, rng, scale),
+        lambda sim, cfg, queue, rng, scale, extras: _full_scan.FullScan(sim, cfg, queue, rng, scale),
         extras={"filename": "sda"})
+
+
+# -- filesystem workloads (on the filesystem their ``data`` files are placed on) -----------
+def _fs_workload(module: str, config: str, cls: str) -> None:
+    mod = _optional(f"models.workload.{module}")
+    if mod is None:
+        return
+    make_cls = getattr(mod, cls)
+    WORKLOADS[module] = WorkloadKind(
+        getattr(mod, config),
+        lambda sim, cfg, fs, rng, scale, extras: make_cls(sim, cfg, fs, rng, scale),
+        on="fs", files=("data",))
+
+
+_fs_workload("fsync_bench", "FsyncBenchConfig", "FsyncBench")
+_fs_workload("sfr_stall", "SfrStallConfig", "SfrStall")
+_fs_workload("buffered_write", "BufferedWriteConfig", "BufferedWrite")
+
+
+# -- trace replay (a block device, from a trace file) -----------------------------------
+def _trace() -> None:
+    from models.workload.trace import TraceConfig
+
+    from . import trace_job
+
+    WORKLOADS["trace"] = WorkloadKind(
+        TraceConfig,
+        lambda sim, cfg, queue, rng, scale, extras: trace_job.TraceJob(sim, cfg, queue, extras),
+        extras=dict(trace_job.EXTRAS), check=trace_job.check_extras)
+
+
+_trace()
+
+
+# -- the InnoDB commit path (E2) and mysqlslap --------------------------------------------
+class FileRouter:
+    """The filesystem calls of an engine whose files live on several filesystems: each
+    call goes to the filesystem that holds the file (``File.fs``)."""
+
+    def pwrite(self, f, *args, **kw):
+        return f.fs.pwrite(f, *args, **kw)
+
+    def pread(self, f, *args, **kw):
+        return f.fs.pread(f, *args, **kw)
+
+    def fsync(self, f, *args, **kw):
+        return f.fs.fsync(f, *args, **kw)
+
+    def fdatasync(self, f, *args, **kw):
+        return f.fs.fdatasync(f, *args, **kw)
+
+    def sync_file_range(self, f, *args, **kw):
+        return f.fs.sync_file_range(f, *args, **kw)
+
+
+def _make_innodb_commit(sim, cfg, cpu_cfg, fs_of):
+    """The server of E2: redo logs on ``placement.redo_log``, binary logs on
+    ``placement.binlog``."""
+    from models.engine.cpu import CPU
+    from models.engine.innodb import fs_open_file, make_commit_path, make_server
+
+    redo_fs, binlog_fs = fs_of("redo_log"), fs_of("binlog")
+    if redo_fs is binlog_fs:
+        return make_server(sim, cfg, cpu_cfg, redo_fs)
+    open_redo = fs_open_file(redo_fs, cfg.log_files_cached)
+    open_binlog = fs_open_file(binlog_fs, cfg.log_files_cached)
+
+    def open_file(name: str, size_bytes):
+        return (open_redo if name.startswith("ib_logfile") else open_binlog)(name, size_bytes)
+
+    return make_commit_path(sim, cfg, CPU(sim, cpu_cfg), FileRouter(), open_file)
+
+
+_innodb = _optional("models.engine.innodb")
+if _innodb is not None:
+    ENGINES["innodb"] = EngineKind(_innodb.CommitConfig, _make_innodb_commit,
+                                   files=("redo_log", "binlog"), metric_prefix="commit")
+_slap = _optional("models.workload.mysqlslap")
+if _slap is not None:
+    WORKLOADS["mysqlslap"] = WorkloadKind(
+        _slap.MysqlslapConfig,
+        lambda sim, cfg, engine, rng, scale, extras: _slap.Mysqlslap(sim, cfg, engine, rng, scale),
+        on="engine")
+
+
+def file_classes() -> tuple[str, ...]:
+    """Every file class some workload or engine places (the valid ``placement`` keys)."""
+    out: list[str] = []
+    for kind in list(WORKLOADS.values()) + list(ENGINES.values()):
+        out += [c for c in kind.files if c not in out]
+    return tuple(out)

@@ -3,10 +3,12 @@
 The root schema (``base_config``, named first in ``conf/config.yaml``'s defaults) types
 every top-level key, so Hydra rejects an unknown key or a wrong type while composing,
 naming the key. Sections whose model config class is fixed use that frozen dataclass
-directly (``block: BlockConfig``); sections that hold one of several model types
-(``device.<name>``, ``workload``) are mappings with a ``type`` discriminator and are
-checked against the registered model's dataclass in ``pipeline.spec`` /
-``pipeline.coerce`` (same rules: unknown keys, types, the model's own range checks).
+directly (``block: BlockConfig``, ``fs: FsConfig``, ``page_cache: PageCacheConfig``,
+``cpu: CPUConfig``); sections that hold one of several model types
+(``device.<name>``, ``engine``, ``workload``) are mappings with a ``type``
+discriminator and are checked against the registered model's dataclass in
+``pipeline.spec`` / ``pipeline.coerce`` (same rules: unknown keys, types, the model's
+own range checks). ``placement`` maps file classes to device names.
 
 OmegaConf marks nodes made from frozen dataclasses read-only; Hydra must merge YAML
 and command-line values into them, so the flag is cleared on the stored node. The
@@ -20,6 +22,8 @@ from typing import Any, Dict, Optional
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from models.block import BlockConfig
+from models.engine.cpu import CPUConfig
+from models.fs import FsConfig, PageCacheConfig
 
 
 @dataclass(frozen=True)
@@ -31,11 +35,15 @@ class RunConfig:
     - ``scale``: shrinks data and memory sizes together (ratios kept) so tests run in
       seconds; models that have data sets apply it, raw-device fio jobs ignore it.
     - ``duration_s``: upper bound on simulated seconds; 0 = until the workload ends.
+    - ``case``: the name of a case of an experiment whose runs are a list of cases
+      rather than a grid (set by ``conf/case/<experiment>/<case>.yaml``); a label for
+      queries (``GROUP BY "run.case"``) that changes nothing in the simulation.
     """
 
     seed: int = 0
     scale: float = 1.0
     duration_s: float = 0.0
+    case: str = ""
 
     def __post_init__(self) -> None:
         if self.seed < 0:
@@ -70,12 +78,22 @@ class ResultsConfig:
 
 @dataclass
 class RootConfig:
-    """Top level of a composed config (everything except ``hydra``)."""
+    """Top level of a composed config (everything except ``hydra``).
+
+    ``fs`` and ``page_cache`` matter when a file of the run is placed on a device
+    (``placement``): a workload that works on files, or an engine; ``cpu`` when an
+    ``engine`` is configured. ``engine`` is empty (``engine: null`` in the defaults) for
+    workloads that drive a block device or a filesystem themselves."""
 
     run: RunConfig = field(default_factory=RunConfig)
     results: ResultsConfig = field(default_factory=ResultsConfig)
     device: Dict[str, Any] = field(default_factory=dict)
     block: BlockConfig = field(default_factory=BlockConfig)
+    fs: FsConfig = field(default_factory=FsConfig)
+    page_cache: PageCacheConfig = field(default_factory=PageCacheConfig)
+    placement: Dict[str, Any] = field(default_factory=dict)
+    engine: Dict[str, Any] = field(default_factory=dict)
+    cpu: CPUConfig = field(default_factory=CPUConfig)
     workload: Dict[str, Any] = field(default_factory=dict)
 
 
@@ -123,10 +141,11 @@ def register() -> None:
     from hydra.core.config_store import ConfigStore
 
     node = structured(RootConfig)
-    # device.<name>.<field> and workload.<field> may be set from the command line
-    # without '+': these entries hold only what their YAML sets (a preset's other fields
-    # are not in the tree), and pipeline.spec rejects keys the model does not have.
-    for key in ("device", "workload"):
+    # device.<name>.<field>, engine.<field>, workload.<field> and placement.<class> may
+    # be set from the command line without '+': these entries hold only what their YAML
+    # sets (a preset's other fields are not in the tree), and pipeline.spec rejects keys
+    # the model does not have.
+    for key in ("device", "engine", "workload", "placement"):
         OmegaConf.set_struct(node._get_node(key), False)
     ConfigStore.instance().store(name="base_config", node=node)
     _registered = True

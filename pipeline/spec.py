@@ -14,6 +14,16 @@ Validation, component by component, so every error names its full key:
   (one that is no RAID member) has a queue.
 - ``workload``: the same with the workload registry; ``filename`` must name a
   top-level block device.
+- ``engine``: empty, or an entry of the engine registry (``type: innodb``); a workload
+  that runs on an engine (mysqlslap) needs one, any other workload must have none.
+- ``placement``: file class -> device (``placement.redo_log: sdb``); ``default``
+  places every class not named. Keys must be file classes some workload or engine
+  creates, values top-level block devices; a class the run uses and nobody placed
+  goes to the only top-level device, or is an error when there are several.
+- ``fs`` / ``page_cache``: the filesystem mounted on each device that holds a file of
+  the run (``device.<name>.fs`` overrides keys per device) and the one page cache all
+  of them share; ``cpu``: the engine's cores. They are parameters of the run (columns)
+  only when used.
 
 The ``RunSpec`` carries the validated model configs, the flattened parameters (the
 columns of the summary row) and their hash. ``pipeline.build`` then constructs the
@@ -36,6 +46,8 @@ from .errors import ConfigError, describe, from_value_error
 from .schema import NOT_PARAMETERS, ResultsConfig, RunConfig
 
 from models.block import BlockConfig
+from models.engine.cpu import CPUConfig
+from models.fs import FsConfig, PageCacheConfig
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,7 @@ class DeviceSpec:
     members: tuple[str, ...] = ()
     preset: str | None = None
     queue: BlockConfig | None = None   # top-level devices: the effective queue settings
+    fs: dict | None = None             # device.<name>.fs: keys over the ``fs`` section
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,19 @@ class WorkloadSpec:
     type: str
     config: Any
     extras: dict
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    type: str
+    config: Any
+
+
+@dataclass(frozen=True)
+class MountSpec:
+    device: str
+    config: FsConfig
+    overridden: bool = False           # device.<name>.fs set keys of its own
 
 
 @dataclass(frozen=True)
@@ -66,6 +92,11 @@ class RunSpec:
     params: dict                          # flat "section.key" -> scalar
     config_hash: str
     code_version: str = ""
+    engine: EngineSpec | None = None
+    cpu: CPUConfig | None = None          # with an engine
+    placement: dict = dataclasses.field(default_factory=dict)  # file class -> device (used)
+    mounts: tuple[MountSpec, ...] = ()    # one filesystem per device holding files
+    page_cache: PageCacheConfig | None = None   # shared by the mounts
 
     @property
     def seed(self) -> int:
@@ -136,11 +167,16 @@ def _devices(raw: dict, block: dict) -> tuple[DeviceSpec, ...]:
     for name, entry in raw.items():
         if not str(name).isidentifier():
             raise ConfigError(f"device.{name}", "device names must be identifiers (sda, hdd0)")
+        if name == "page_cache":   # fsstat.page_cache.* are the page cache's columns
+            raise ConfigError(f"device.{name}", "reserved name; choose another")
         typ, cfg, taken = _typed_entry(entry, registry.DEVICES, f"device.{name}",
-                                       extras={"queue": None})
+                                       extras={"queue": None, "fs": None})
         field = registry.DEVICES[typ].members_field
         members = tuple(getattr(cfg, field)) if field else ()
-        specs[name] = DeviceSpec(name, typ, cfg, members, taken.get("preset"))
+        fs_over = taken.get("fs")
+        if fs_over is not None and not isinstance(fs_over, dict):
+            raise ConfigError(f"device.{name}.fs", f"expected a mapping, got {fs_over!r}")
+        specs[name] = DeviceSpec(name, typ, cfg, members, taken.get("preset"), fs=fs_over or None)
         queues[name] = taken.get("queue")
 
     owner: dict[str, str] = {}
@@ -180,6 +216,9 @@ def _devices(raw: dict, block: dict) -> tuple[DeviceSpec, ...]:
             if over is not None:
                 raise ConfigError(f"device.{n}.queue", f"{n!r} is a member of {owner[n]!r}, "
                                   "not a block device: it has no request queue")
+            if d.fs is not None:
+                raise ConfigError(f"device.{n}.fs", f"{n!r} is a member of {owner[n]!r}, "
+                                  "not a block device: nothing is mounted on it")
             continue
         if over is not None and not isinstance(over, dict):
             raise ConfigError(f"device.{n}.queue", f"expected a mapping, got {over!r}")
@@ -217,16 +256,31 @@ def flatten_config(prefix: str, obj: Any, out: dict) -> dict:
     return out
 
 
-def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSpec) -> dict:
+def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSpec,
+               engine: EngineSpec | None = None, cpu: CPUConfig | None = None,
+               placement: dict | None = None, mounts: tuple = (),
+               fs: FsConfig | None = None, page_cache: PageCacheConfig | None = None) -> dict:
     p: dict = {}
     flatten_config("run", run, p)
+    overridden = {m.device: m.config for m in mounts if m.overridden}
     for d in sorted(devices, key=lambda d: d.name):
         p[f"device.{d.name}.type"] = d.type
         p[f"device.{d.name}.preset"] = d.preset
         flatten_config(f"device.{d.name}", d.config, p)
         if d.queue is not None:
             flatten_config(f"device.{d.name}.queue", d.queue, p)
+        if d.name in overridden:
+            flatten_config(f"device.{d.name}.fs", overridden[d.name], p)
     flatten_config("block", block, p)
+    if mounts:
+        flatten_config("fs", fs, p)
+        flatten_config("page_cache", page_cache, p)
+    for cls, dev in sorted((placement or {}).items()):
+        p[f"placement.{cls}"] = dev
+    if engine is not None:
+        p["engine.type"] = engine.type
+        flatten_config("engine", engine.config, p)
+        flatten_config("cpu", cpu, p)
     p["workload.type"] = workload.type
     for k, v in sorted(workload.extras.items()):
         p[f"workload.{k}"] = _scalar(v)
@@ -242,7 +296,8 @@ def config_hash(params: dict) -> str:
 # -- entry point ----------------------------------------------------------------------------
 def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "") -> RunSpec:
     """Check a composed config and return its ``RunSpec``; raises ``ConfigError``."""
-    known = {"run", "results", "device", "block", "workload", "hydra"}
+    known = {"run", "results", "device", "block", "fs", "page_cache", "placement", "engine",
+             "cpu", "workload", "hydra"}
     for key in cfg.keys():
         if key not in known:
             raise ConfigError(str(key), "unknown top-level key")
@@ -251,16 +306,37 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     block_raw = _container(cfg, "block") or {}
     block = _to_object(block_raw, BlockConfig, "block")
     devices = _devices(_container(cfg, "device") or {}, dict(block_raw))
+    fs_raw = _container(cfg, "fs") or {}
+    fs = _to_object(fs_raw, FsConfig, "fs")
+    page_cache = _to_object(_container(cfg, "page_cache"), PageCacheConfig, "page_cache")
+    cpu = _to_object(_container(cfg, "cpu"), CPUConfig, "cpu")
+
+    engine = None
+    eng_raw = _container(cfg, "engine")
+    if eng_raw:
+        etyp, ecfg, _ = _typed_entry(eng_raw, registry.ENGINES, "engine")
+        engine = EngineSpec(etyp, ecfg)
 
     wl_raw = _container(cfg, "workload") or {}
     if not wl_raw:
         raise ConfigError("workload", "no workload configured")
     typ = wl_raw.get("type") if isinstance(wl_raw, dict) else None
-    extras = registry.WORKLOADS[typ].extras if typ in registry.WORKLOADS else {}
+    kind = registry.WORKLOADS.get(typ)
+    extras = kind.extras if kind is not None else {}
     typ, wl_cfg, taken = _typed_entry(wl_raw, registry.WORKLOADS, "workload", extras)
+    kind = registry.WORKLOADS[typ]
+    if kind.check is not None:
+        taken = kind.check(taken)
     workload = WorkloadSpec(typ, wl_cfg, taken)
+    if kind.on == "engine" and engine is None:
+        raise ConfigError("engine", f"workload {typ} runs on a database engine; choose one "
+                          f"(engine=<option>, types: {', '.join(sorted(registry.ENGINES))})")
+    if kind.on != "engine" and engine is not None:
+        raise ConfigError("engine", f"workload {typ} does not run on an engine; "
+                          "drop it (engine=null)")
 
-    top = {d.name for d in devices} - {m for d in devices for m in d.members}
+    top_order = [d.name for d in devices if d.name not in {m for x in devices for m in x.members}]
+    top = set(top_order)
     target = taken.get("filename")
     if target is not None:
         dev = str(target).removeprefix("/dev/")
@@ -269,10 +345,59 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
                               f"{target!r} is not a block device (top-level devices: "
                               f"{', '.join(sorted(top))})")
 
-    params = parameters(run, devices, block, workload)
+    used = list(kind.files) + ([c for c in registry.ENGINES[engine.type].files
+                                if c not in kind.files] if engine is not None else [])
+    placement = _placement(_container(cfg, "placement") or {}, used, top_order)
+    mounts = _mounts(placement, devices, fs_raw, fs)
+    if not mounts:
+        page_cache = None
+    params = parameters(run, devices, block, workload, engine, cpu if engine else None,
+                        placement, mounts, fs, page_cache)
     assert not any(k.split(".")[0] in NOT_PARAMETERS for k in params)
     return RunSpec(experiment, run, results, devices, block, workload, params,
-                   config_hash(params), code_version)
+                   config_hash(params), code_version, engine, cpu if engine else None,
+                   placement, mounts, page_cache)
+
+
+def _placement(raw: Any, used: list[str], top: list[str]) -> dict:
+    """The device of every file class the run uses (``placement`` resolved)."""
+    if not isinstance(raw, dict):
+        raise ConfigError("placement", f"expected a mapping of file class -> device, got {raw!r}")
+    classes = registry.file_classes()
+    for cls, dev in raw.items():
+        key = f"placement.{cls}"
+        if cls != "default" and cls not in classes:
+            raise ConfigError(key, f"unknown file class (known: default, {', '.join(classes)})")
+        if not isinstance(dev, str) or dev.removeprefix("/dev/") not in top:
+            raise ConfigError(key, f"{dev!r} is not a configured block device "
+                                   f"(top-level devices: {', '.join(top)})")
+    out = {}
+    for cls in used:
+        dev = raw.get(cls, raw.get("default"))
+        if dev is None:
+            if len(top) != 1:
+                raise ConfigError(f"placement.{cls}", "not placed: several block devices "
+                                  f"({', '.join(top)}); set placement.{cls} or placement.default")
+            dev = top[0]
+        out[cls] = str(dev).removeprefix("/dev/")
+    return out
+
+
+def _mounts(placement: dict, devices, fs_raw: dict, fs: FsConfig) -> tuple:
+    """One filesystem per device that holds a file, in device order; ``device.<name>.fs``
+    keys over the ``fs`` section."""
+    out = []
+    for d in devices:
+        if d.name not in placement.values():
+            if d.fs is not None:     # checked even when nothing is mounted on it
+                _to_object({**fs_raw, **d.fs}, FsConfig, f"device.{d.name}.fs")
+            continue
+        if d.fs is None:
+            out.append(MountSpec(d.name, fs))
+        else:
+            out.append(MountSpec(d.name, _to_object({**fs_raw, **d.fs}, FsConfig,
+                                                    f"device.{d.name}.fs"), True))
+    return tuple(out)
 
 
 def prepare(cfg: DictConfig, experiment: str = "default", code_version: str = "") -> RunSpec:

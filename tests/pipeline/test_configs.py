@@ -9,7 +9,7 @@ import yaml
 from pipeline import registry
 from pipeline.errors import ConfigError
 from pipeline.job import execute
-from pipeline.spec import prepare
+from pipeline.spec import prepare, validate
 from pipeline.sweep import experiment_name
 
 from .helpers import CONF
@@ -58,16 +58,62 @@ def _experiment_param(experiment: str):
     return pytest.param(experiment, marks=marks)
 
 
+def _entry(group: str, option: str) -> dict:
+    return yaml.safe_load((CONF / group / f"{option}.yaml").read_text()) or {}
+
+
+def _package(group: str, option: str) -> str:
+    first = (CONF / group / f"{option}.yaml").read_text().splitlines()[:1]
+    return first[0].split("@package", 1)[1].strip() if first and "@package" in first[0] else group
+
+
+def _commit_engines() -> list[str]:
+    return [o for o in _options("engine") if _package("engine", o) == "engine"]
+
+
+def _workload_case(option: str) -> list[str]:
+    """A workload that runs on an engine is composed with one."""
+    kind = registry.WORKLOADS.get(_entry("workload", option).get("type"))
+    extra = [f"engine={_commit_engines()[0]}"] if kind is not None and kind.on == "engine" else []
+    return [f"workload={option}", *extra, "run.scale=0.001"]   # full_scan's table: 10 MB
+
+
+def _engine_case(option: str) -> list[str]:
+    """Commit-path engines run mysqlslap; the scan's read-ahead presets (package
+    ``workload``) are keys of workload=full_scan."""
+    if _package("engine", option) == "workload":
+        return [f"engine={option}", "workload=full_scan", "run.scale=0.001"]
+    return [f"engine={option}", "workload=mysqlslap_write"]
+
+
 EXPERIMENTS = [_experiment_param(e) for e in _options("experiment")]
 GROUP_CASES = ([[f"block={o}"] for o in _options("block")]
                + [[f"run={o}"] for o in _options("run")]
-               + [[f"workload={o}"] for o in _options("workload")]
-               + [_device_case(o) for o in _options("device") if not _needs_members(o)])
+               + [_workload_case(o) for o in _options("workload")]
+               + [_device_case(o) for o in _options("device") if not _needs_members(o)]
+               + [[f"fs={o}", "workload=fsync_bench"] for o in _options("fs")]
+               + [[f"page_cache={o}", "workload=fsync_bench"] for o in _options("page_cache")]
+               + [_engine_case(o) for o in _options("engine")]
+               + [[f"cpu={o}", f"engine={_commit_engines()[0]}", "workload=mysqlslap_write"]
+                  for o in _options("cpu")])
 
 
 def test_conf_has_the_groups_of_the_issue():
-    for group in ("device", "block", "workload", "run", "experiment"):
+    for group in ("device", "block", "fs", "page_cache", "engine", "cpu", "workload", "run",
+                  "experiment"):
         assert _options(group), f"conf/{group}/ is empty"
+
+
+def test_every_case_is_a_point_of_its_experiments_sweep(compose):
+    """conf/case/<experiment>/<case>.yaml: each case file is swept by its experiment,
+    and sets a distinct run.case label."""
+    for folder in sorted(p for p in (CONF / "case").iterdir() if p.is_dir()):
+        cfg = compose(f"experiment={folder.name}")
+        swept = str(cfg.hydra.sweeper.params[f"case/{folder.name}"]).split(",")
+        cases = _options(f"case/{folder.name}")
+        assert sorted(c.strip() for c in swept) == cases, folder.name
+        labels = [(yaml.safe_load((folder / f"{c}.yaml").read_text())["run"]["case"]) for c in cases]
+        assert len(set(labels)) == len(labels), folder.name
 
 
 def test_default_config_builds(compose):
@@ -84,30 +130,44 @@ def test_group_option_composes_and_builds(compose, overrides):
     assert spec.devices and spec.params
 
 
+# Builds and brief runs use a tiny run.scale: data sets (full_scan's table, built by
+# simulating its insert history) shrink with it, the stack does not.
+TINY = "run.scale=0.001"
+
+
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_experiment_composes_and_builds(compose, experiment):
+def test_experiment_composes_and_validates(compose, experiment):
     cfg = compose(f"experiment={experiment}")
-    spec = prepare(cfg, experiment_name(cfg.hydra))
+    spec = validate(cfg, experiment_name(cfg.hydra))
     assert spec.experiment == experiment
 
 
-@pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_experiment_sweep_points_build(compose, experiment):
-    """Each point of the experiment's own sweep (hydra.sweeper.params) builds too."""
-    import itertools
-
-    cfg = compose(f"experiment={experiment}")
+def _axes(cfg) -> list[list[str]]:
     params = cfg.hydra.sweeper.params or {}
-    axes = [[f"{k}={v.strip()}" for v in str(vals).split(",")] for k, vals in params.items()]
-    for point in itertools.product(*axes):
-        c = compose(f"experiment={experiment}", *point)
-        prepare(c, experiment)
+    return [[f"{k}={v.strip()}" for v in str(vals).split(",")] for k, vals in params.items()]
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_experiment_sweep_values_build(compose, experiment):
+    """Every value of every axis of the experiment's own sweep (hydra.sweeper.params)
+    composes, validates and builds (a trial build of the whole stack), the other axes
+    at their first value. (The full grid composes the same group options and keys;
+    composing every point would cost a second each.)"""
+    axes = _axes(compose(f"experiment={experiment}"))
+    built = set()
+    for i, axis in enumerate(axes):
+        for value in axis:
+            point = tuple(value if j == i else a[0] for j, a in enumerate(axes))
+            if point not in built:
+                prepare(compose(f"experiment={experiment}", *point, TINY), experiment)
+                built.add(point)
+    assert built or not axes
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_experiment_runs_briefly(compose, experiment):
     """A few simulated milliseconds of each experiment complete without error."""
-    cfg = compose(f"experiment={experiment}", "run.duration_s=0.01")
+    cfg = compose(f"experiment={experiment}", "run.duration_s=0.01", TINY)
     out = execute(prepare(cfg, experiment))
     row = out.tables["summary"].to_pylist()[0]
     assert row["status"] == "ok", row["error"]

@@ -1,0 +1,111 @@
+"""``workload=trace``: replay a request trace file on a block device (fio's
+``read_iolog``), and, when the trace holds measured service times (DiskSim validation
+traces), compare the simulated distribution with the measured one.
+
+Pipeline keys beside ``models.workload.trace.TraceConfig`` (``mode``, ``iodepth``,
+``replay_time_scale``, ``number_ios``):
+
+- ``filename``: the block device (``sda``), as for fio;
+- ``iolog``: the trace file; a relative path is relative to the repository root
+  (``data/disksim-valid/atlas10k.trace``);
+- ``iolog_format``: ``auto`` (``.csv`` -> csv, anything else -> DiskSim validate),
+  ``validate`` or ``csv`` (``pipeline.disksim.traces``);
+- ``target``: ``queue`` (through the Linux block queue of ``filename``: scheduler,
+  merging, iostat) or ``device`` (straight to the device's command queue, as DiskSim
+  replays its validation traces - no block layer, so no iostat).
+
+Metric columns (``trace.<metric>``): the replay's counters (``requests``, ``reads``,
+``cache_hits``, ``mean_response_ns``, ...) and, for traces with measured times,
+``demerit_ms`` (RMS distance between the measured and simulated service-time CDFs,
+``pipeline.demerit``), ``mean_measured_ms``, ``mean_sim_ms``, ``mean_error_rel``,
+``p50/p90/p99_measured_ms`` / ``_sim_ms``, and ``disksim_demerit_ms`` (DiskSim's own
+published demerit for the seven validation drives, by trace file name; null
+otherwise). Detail table ``requests``: one row per request with ``measured_ns``.
+
+The trace is read where the run is built (the Ray worker): on a cluster the file
+must be present on every node at the same path.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+FORMATS = ("auto", "validate", "csv")
+TARGETS = ("queue", "device")
+EXTRAS = {"filename": "sda", "iolog": "", "iolog_format": "auto", "target": "queue"}
+
+
+def resolve(iolog: str) -> Path:
+    p = Path(str(iolog))
+    return p if p.is_absolute() else REPO / p
+
+
+def check_extras(extras: dict) -> dict:
+    """Config errors for the pipeline keys (a missing trace file, an unknown format)."""
+    if not extras.get("iolog"):
+        raise ConfigError("workload.iolog", "missing: the trace file to replay")
+    if not resolve(extras["iolog"]).is_file():
+        raise ConfigError("workload.iolog", f"no such file {str(extras['iolog'])!r} "
+                                            f"(relative paths start at {REPO})")
+    if extras.get("iolog_format") not in FORMATS:
+        raise ConfigError("workload.iolog_format",
+                          f"must be one of {', '.join(FORMATS)}, got {extras.get('iolog_format')!r}")
+    if extras.get("target") not in TARGETS:
+        raise ConfigError("workload.target",
+                          f"must be one of {', '.join(TARGETS)}, got {extras.get('target')!r}")
+    return extras
+
+
+class TraceJob:
+    """A ``TraceReplay`` of the trace file on ``queue`` (or its device)."""
+
+    def __init__(self, sim, cfg, queue, extras: dict) -> None:
+        from models.workload.trace import TraceReplay
+
+        from .disksim.traces import read_trace
+        from .disksim.validate import DISKSIM_DEMERIT_MS
+
+        path = resolve(extras["iolog"])
+        self.trace = read_trace(path, extras.get("iolog_format", "auto"))
+        self.disksim_demerit_ms = DISKSIM_DEMERIT_MS.get(path.stem)
+        target = queue if extras.get("target", "queue") == "queue" else queue.device
+        t = self.trace
+        self.replay = TraceReplay(sim, target, cfg, t.ops, t.offset_bytes, t.size_bytes, t.time_ns)
+
+    def start(self) -> None:
+        self.replay.start()
+
+    def _measured_ms(self) -> np.ndarray:
+        return self.trace.measured_ns[: self.replay.n] / 1e6
+
+    def results(self) -> dict:
+        from .demerit import error_stats
+
+        rp = self.replay
+        out = rp.summary()
+        measured = self._measured_ms()
+        ok = rp.done_ns >= 0
+        if measured.size and ok.any():
+            st = error_stats(measured[ok], rp.response_ns[ok] / 1e6)
+            out.update({
+                "demerit_ms": st["demerit"],
+                "mean_measured_ms": st["mean_measured"],
+                "mean_sim_ms": st["mean_simulated"],
+                "mean_error_rel": st["mean_error_rel"],
+            })
+            for q in (50, 90, 99):
+                out[f"p{q}_measured_ms"] = st[f"p{q}_measured"]
+                out[f"p{q}_sim_ms"] = st[f"p{q}_simulated"]
+            out["disksim_demerit_ms"] = self.disksim_demerit_ms
+        return out
+
+    def detail(self) -> dict:
+        cols = self.replay.detail()
+        n = self.replay.n
+        m = self.trace.measured_ns
+        cols["measured_ns"] = m[:n].copy() if m.size else np.full(n, -1, dtype=np.int64)
+        return cols
