@@ -1,0 +1,42 @@
+"""E2 group commit, through the pipeline (experiment=group_commit) at a small scale:
+the built-in InnoDB's serial fsyncs versus the Plugin's shared ones, on the
+battery-backed RAID 1 and without the battery."""
+import pytest
+
+from tests.experiments.helpers import run_point
+
+SMALL = "run.scale=0.005"    # 500 of the 100,000 queries
+
+
+@pytest.fixture(scope="module")
+def bbu():
+    out = {}
+    for engine, xa in (("mysql51_builtin", "true"), ("mysql51_builtin", "false"),
+                       ("innodb_plugin_104", "true")):
+        out[(engine, xa)] = run_point("group_commit", f"engine={engine}",
+                                      f"engine.innodb_support_xa={xa}",
+                                      "workload.concurrency=30", SMALL)
+    return out
+
+
+@pytest.mark.parametrize("xa,per_trx", [("true", 2.0), ("false", 1.0)])
+def test_builtin_fsyncs_per_transaction_and_ceiling(bbu, xa, per_trx):
+    r = bbu[("mysql51_builtin", xa)]
+    assert r["mysqlslap.fsyncs_per_trx_redo"] == pytest.approx(per_trx, rel=0.02)
+    assert 8_000 < r["mysqlslap.fsyncs_redo_s"] < 11_000       # published: ~10,000/s
+    assert r["commit.protocol"] == "mysql51_builtin"
+    assert r["cpustat.util_pct"] < 20                            # the CPUs are not the limit
+
+
+def test_plugin_shares_fsyncs_and_multiplies_throughput(bbu):
+    b, p = bbu[("mysql51_builtin", "true")], bbu[("innodb_plugin_104", "true")]
+    assert p["mysqlslap.fsyncs_per_trx_redo"] < 0.5
+    assert p["mysqlslap.tps"] / b["mysqlslap.tps"] > 4            # published: 6.1x at 30
+    assert p["mysqlslap.redo_group_size_avg"] > 4
+
+
+def test_without_battery_every_fsync_waits_for_a_rotation():
+    r = run_point("group_commit", "engine=mysql51_builtin", "workload.concurrency=5",
+                  "device.sda.battery_backed=false", "run.scale=0.001")
+    assert r["mysqlslap.fsyncs_redo_s"] == pytest.approx(250, rel=0.05)  # 15k RPM: 4 ms
+    assert r["devstat.sda.cache_write_hit_bytes"] == 0
