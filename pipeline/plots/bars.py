@@ -55,7 +55,7 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
     n = len(metrics)
     groups = [_groups(rows, m, label, hue) for m in metrics]
     n_cat = max((len(g) for g in groups), default=1)
-    width = max(6.0, 1.1 * n_cat * (1.6 if hue else 1.0) + 1.5)
+    width = min(10.0, max(6.0, 0.8 * n_cat * (1.6 if hue else 1.0) + 2.0))
     fig, axes = plt.subplots(1, n, figsize=(width * n, 4.8 + 0.25 * len(notes)), squeeze=False)
     cmap = plt.get_cmap("tab10")
     # fs.type -> "fs", workload.insert_pattern -> "insert_pattern"
@@ -63,7 +63,8 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
     for ax, metric, grp in zip(axes[0], metrics, groups):
         cats = list(grp)
         hues = sorted({h for g in grp.values() for h in g}, key=sort_key)
-        slots = len(hues) if hue else 2
+        paired = any(_published(overlays, metric, hs) for g in grp.values() for _, hs in g.values())
+        slots = len(hues) if hue else (2 if paired else 1)
         w = 0.8 / slots
         marked = False
         for i, cat in enumerate(cats):
@@ -81,7 +82,8 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
                                 label=None if marked else "published")
                         marked = True
                 else:
-                    ax.bar(i - w / 2, value, w, color=cmap(0), label="simulated" if i == 0 else None)
+                    ax.bar(i - w / 2 if paired else i, value, w, color=cmap(0),
+                           label="simulated" if i == 0 and paired else None)
                     if pub is not None:
                         ax.bar(i + w / 2, pub.published, w, color=PUBLISHED_COLOR, hatch="//",
                                edgecolor="0.3", label=None if marked else "published")

@@ -64,6 +64,9 @@ def axis_label(metric: str, unit: str = "") -> str:
 
 
 def panel_title(metric: str, unit: str = "") -> str:
+    m = re.search(r"(?:^|\.)(\w+?)_lat_(p\d+|mean|max)_ms$", metric)
+    if m:
+        return f"{m.group(1)}() {m.group(2)} latency (ms)"
     what, guessed = unit_of(metric)
     unit = unit or guessed
     return (what or short(metric)) + (f" ({unit})" if unit else "")

@@ -22,6 +22,10 @@ def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, tit
     if series is None:
         cols = [c for c in varying(rows) if c != x]
         series = lambda r: label_of(r, cols)  # noqa: E731
+    others = [c for c in varying(rows) if c != x]
+    order: dict[str, tuple] = {}
+    for r in rows:
+        order.setdefault(series(r), tuple(sort_key(r.get(c)) for c in others))
     n = len(metrics)
     fig, axes = plt.subplots(1, n, figsize=(6.5 * n, 4.8 + 0.25 * len(notes)), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
@@ -33,7 +37,7 @@ def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, tit
             key = sort_key(r[x])[1]
             lines[series(r)][key].append(float(r[metric]))
             hashes[r.get("config_hash")] = (series(r), key)
-        for name in sorted(lines, key=str):
+        for name in sorted(lines, key=lambda k: (order.get(k, ()), k)):
             pts = sorted((k, sum(v) / len(v)) for k, v in lines[name].items())
             ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o", label=name)
         marked = False
@@ -46,7 +50,10 @@ def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, tit
         ax.set_xlabel(xlabel or short(x))
         ax.set_ylabel(axis_label(metric, units.get(metric, "")), fontsize=9)
         if logx:
+            from matplotlib.ticker import ScalarFormatter
+
             ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.set_title(panel_title(metric, units.get(metric, "")), fontsize=10)
