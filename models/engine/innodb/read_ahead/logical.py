@@ -12,8 +12,15 @@ are double-buffered: when the scan enters batch k, batch k+1 is requested; the f
 two are requested before the first row is read. Only clustered-index leaves are
 prefetched.
 
+The reads take the buffer pool's aio slots (``innodb_read_io_threads`` x 256): a batch
+larger than the free slots keeps the scanning thread in submission until all but the
+last slots' worth of it has been read, so for large batches the I/O of batch k+1 and
+the scan of batch k do not overlap (sleep + I/O + CPU add up), while a batch that fits
+the slots is read while the thread scans the previous one.
+
 Scaling: a batch holds ``innodb_lra_size * run.scale`` MB so that it covers the same
-share of a scaled-down table.
+share of a scaled-down table; the aio slots are not scaled, so at small scale batches
+of a given ``innodb_lra_size`` are more often below the slot count than at full size.
 
 Not modelled: the CPU of the level-1 walk, the index lock itself (nothing else takes
 it here), re-traversal when the tree changed since the last batch.
