@@ -113,12 +113,35 @@ def describe(ex: BaseException) -> ConfigError | None:
             text = re.sub(r"\s*\nAvailable options", ". Available options", text)
             return ConfigError(_missing_key(e), _tidy(text))
         if isinstance(e, OverrideParseException):
-            return ConfigError(getattr(e, "override", "") or "", _tidy(_first_line(e.message)))
+            override = getattr(e, "override", "") or ""
+            key = override.partition("=")[0] if "=" in override else override
+            return ConfigError(one_line(key), one_line(_tidy(_first_line(e.message))))
         if isinstance(e, ConfigCompositionException):
             text = str(e)
             m = re.search(r"'([^']+)'", _first_line(text))
             return ConfigError(m.group(1) if m else "", _tidy(text))
+    for e in chain:
+        # Hydra's own checks of an override that raise plain ValueError/TypeError (a
+        # config group given a number: ``block=0``); the key is found by the caller.
+        if isinstance(e, (ValueError, TypeError)) and _raised_in(e, ("/hydra/", "/omegaconf/")):
+            return ConfigError("", _tidy(_first_line(str(e))))
     return None
+
+
+def _raised_in(ex: BaseException, parts: tuple[str, ...]) -> bool:
+    import traceback
+
+    tb = traceback.extract_tb(ex.__traceback__)
+    return bool(tb) and any(p in tb[-1].filename for p in parts)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control and line-break characters escaped (``\\n``), so that an
+    error about a value containing them is still one line."""
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode(), str(text))
 
 
 def _missing_key(e: BaseException) -> str:

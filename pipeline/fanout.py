@@ -41,7 +41,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from .errors import ConfigError, Interrupted, SweepFailed
+from .errors import ConfigError, Interrupted, SweepFailed, describe
 from .job import RunOutput, error_text, execute
 from .progress import SweepProgress
 from .schema import RayConfig
@@ -123,6 +123,22 @@ def init_ray(cfg: RayConfig) -> bool:
                    "RAY_AUTH_TOKEN (or ~/.ray/auth_token) to the cluster's token")
         raise ConfigError(key, f"cannot join the Ray cluster at {address}: {msg}") from None
     return True
+
+
+# -- validation ------------------------------------------------------------------------------
+def prepare_run(cfg, experiment: str, code_version: str) -> RunSpec:
+    """``pipeline.spec.prepare`` (validation and a trial build), with any exception it
+    lets through that is no ``ConfigError`` - a model or build step tripping over a
+    value validation let pass - also reported as a configuration error: nothing has
+    run yet, and the user gets one line (where it broke) instead of a traceback."""
+    from .spec import prepare
+
+    try:
+        return prepare(cfg, experiment, code_version)
+    except Exception as ex:
+        if describe(ex) is not None:
+            raise
+        raise ConfigError("", f"this configuration cannot be built: {error_text(ex)}") from None
 
 
 # -- one run, on a worker ------------------------------------------------------------------

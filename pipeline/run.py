@@ -29,7 +29,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import EXIT_CONFIG, EXIT_FAILED, Abort, Interrupted, SweepFailed, describe
+from .errors import (EXIT_CONFIG, EXIT_FAILED, Abort, ConfigError, Interrupted, SweepFailed,
+                     describe, one_line)
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
@@ -41,14 +42,13 @@ def task(cfg) -> None:
     """Hydra task function: one run, in this process (always run; no resume)."""
     from hydra.core.hydra_config import HydraConfig
 
-    from .fanout import sweep
-    from .spec import prepare
+    from .fanout import prepare_run, sweep
     from .sweep import experiment_name
     from .version import code_version
 
     try:
         hydra_cfg = HydraConfig.get()
-        spec = prepare(cfg, experiment_name(hydra_cfg), code_version())
+        spec = prepare_run(cfg, experiment_name(hydra_cfg), code_version())
         if hydra_cfg.launcher.get("dry_run", False):
             print(f"dry run: 1 run valid ({spec.experiment}, {spec.config_hash})")
             return
@@ -62,6 +62,30 @@ def task(cfg) -> None:
         if err is None:
             raise
         raise Abort(EXIT_CONFIG, f"error: {err}") from None
+
+
+def name_group_override(argv: list[str], err: ConfigError) -> ConfigError:
+    """An error without a key (Hydra: "Config group override must be a string...") is
+    pinned on the override that gives a config group something other than an option
+    name, listing the group's options."""
+    if err.key:
+        return err
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for a in argv:
+        if a.startswith("-") or "=" not in a:
+            continue
+        try:
+            o = parser.parse_override(a)
+            group, value, key = o.key_or_group, o.value(), o.get_key_element().lstrip("+~")
+        except Exception:
+            continue
+        if (CONF_DIR / group).is_dir() and not isinstance(value, (str, list)):
+            options = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+            return ConfigError(key, f"must name an option of the group ({', '.join(options)}), "
+                               f"got {a.partition('=')[2]!r}")
+    return err
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,12 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app()
     except Abort as ex:
-        print(ex.message, file=sys.stderr)
+        print(one_line(ex.message), file=sys.stderr)
         return ex.code
     except SystemExit as ex:  # --help, argparse errors
         return ex.code if isinstance(ex.code, int) else (0 if ex.code is None else EXIT_CONFIG)
     except SweepFailed as ex:
-        print(f"error: {ex}", file=sys.stderr)
+        print(one_line(f"error: {ex}"), file=sys.stderr)
         return EXIT_FAILED
     except Interrupted as ex:
         print(f"error: {ex}", file=sys.stderr)
@@ -96,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         err = describe(ex)
         if err is None:
             raise
-        print(f"error: {err}", file=sys.stderr)
+        print(one_line(f"error: {name_group_override(argv, err)}"), file=sys.stderr)
         return EXIT_CONFIG
     finally:
         sys.argv = saved

@@ -90,8 +90,7 @@ class PipelineLauncher(Launcher):
             yield list(overrides), cfg
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        from pipeline.fanout import check_ray_config, sweep
-        from pipeline.spec import prepare
+        from pipeline.fanout import check_ray_config, prepare_run, sweep
         from pipeline.sweep import experiment_name
         from pipeline.version import code_version
 
@@ -100,7 +99,7 @@ class PipelineLauncher(Launcher):
         jobs, specs = [], []
         for overrides, cfg in self.job_configs(job_overrides, initial_job_idx):
             HydraConfig.instance().set_config(cfg)
-            specs.append(prepare(cfg, experiment_name(cfg.hydra), version))
+            specs.append(prepare_run(cfg, experiment_name(cfg.hydra), version))
             jobs.append((overrides, cfg))
 
         label = f"{specs[0].experiment}: " if specs else ""
