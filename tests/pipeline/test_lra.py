@@ -1,0 +1,64 @@
+"""E1 through the pipeline at small scale: experiment=lra runs every read-ahead strategy
+on both tables and the lra query reads them back; experiment=lra_tuning's best point
+is what the DuckDB 'best' query ranks first."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline import query
+from pipeline.run import main
+
+SMALL = ["run.scale=0.005", "hydra/launcher=serial", "results.summary=false"]
+
+
+def _rows(root, sql="SELECT * FROM runs"):
+    res = query.run_sql(query.connect(root), sql)
+    return [dict(zip(res.columns, r)) for r in res.rows]
+
+
+@pytest.fixture(scope="module")
+def lra(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lra") / "outputs"
+    assert main(["-m", "experiment=lra", f"results.dir={root}", *SMALL]) == 0
+    return root
+
+
+def test_lra_runs_every_strategy_on_both_tables(lra):
+    rows = _rows(lra)
+    assert len(rows) == 10 and all(r["status"] == "ok" for r in rows)
+    case = {(r["workload.insert_pattern"], r["workload.read_ahead"],
+             r["workload.aio_pages_per_submit"]): r for r in rows}
+    frag_linear = case[("user_object", "linear", 1)]
+    for aio in (1, 64):
+        lra_run = case[("user_object", "logical", aio)]
+        assert lra_run["full_scan.scan_s"] < 0.5 * frag_linear["full_scan.scan_s"]
+        assert lra_run["full_scan.pages_read_secondary_leaf"] == 0
+        assert lra_run["full_scan.pages_read_free"] == 0
+    assert case[("user_object", "physical", 64)]["full_scan.pages_read_secondary_leaf"] > 0
+    seq_none, seq_linear = case[("sequential", "none", 1)], case[("sequential", "linear", 1)]
+    assert seq_linear["full_scan.scan_s"] < 0.7 * seq_none["full_scan.scan_s"]
+    assert frag_linear["full_scan.table_leaf_adjacent_share"] < 0.2
+    assert seq_linear["full_scan.table_leaf_adjacent_share"] > 0.9
+    assert frag_linear["iostat.sda.r_s"] > 0
+
+
+def test_lra_named_query(lra, capsys):
+    assert query.main(["--dir", str(lra), "lra"]) == 0
+    out = capsys.readouterr().out
+    assert "user_object" in out and "sequential" in out and "logical" in out
+
+
+def test_lra_tuning_best_point_is_ranked_first(tmp_path):
+    root = tmp_path / "outputs"
+    assert main(["-m", "experiment=lra_tuning", f"results.dir={root}", *SMALL,
+                 "workload.innodb_lra_size=1,64", "workload.innodb_lra_sleep=0,50"]) == 0
+    rows = _rows(root)
+    assert len(rows) == 4
+    fastest = min(rows, key=lambda r: r["full_scan.scan_s"])
+    con = query.connect(root)
+    sql, params = query.named(con, "best", experiment="lra_tuning", metric="full_scan.scan_s",
+                              ascending=True)
+    best = query.run_sql(con, sql, params)
+    top = dict(zip(best.columns, best.rows[0]))
+    assert top["rank"] == 1 and top["example_run"] == fastest["config_hash"]
+    assert fastest["workload.innodb_lra_sleep"] == 0
