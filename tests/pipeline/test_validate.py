@@ -203,25 +203,30 @@ def test_a_failed_run_is_reported_not_raised(tmp_path, capsys, monkeypatch):
 
 # -- end to end, as CI runs it ------------------------------------------------------------------
 def test_command_end_to_end_on_ray_at_small_scale(tmp_path):
-    """The project's own table, a subset at a small scale, on a local Ray with 2 CPUs:
-    exit 0 or 1 (small scale need not match), the table, report.md, one PNG per
-    experiment."""
+    """The project's own table (a subset, at a small scale) plus an extra file whose
+    ratio row reads two published rows, on a local Ray with 2 CPUs: exit 0 or 1 (small
+    scale need not match), the table, report.md and the plot. (aio_batch cases: their
+    kernels are compiled - and cached - by the in-process tests above.)"""
+    extra = write(tmp_path, "gain,aio_batch,64 vs 1 per io_submit,,"
+                            "\"ratio(E1.aio.16k_x64.MB_s, E1.aio.16k_x1.MB_s)\",6.84,x,>=2x,test\n")
     env = dict(os.environ)
     env.pop("RAY_ADDRESS", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [x for x in [env.get("PYTHONPATH")] if x])
     out_dir = tmp_path / "report"
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.validate", "--only", "E1.aio.16k_x64.*,E1.scan.speedup",
-         "--scale", "0.02", "--jobs", "2", "--results", str(tmp_path / "out"), "--out", str(out_dir)],
-        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=170)
+        [sys.executable, "-m", "pipeline.validate", "--reference", str(extra),
+         "--only", "E1.aio.16k_*,E3.*,gain", "--scale", "0.02", "--jobs", "2",
+         "--results", str(tmp_path / "out"), "--out", str(out_dir)],
+        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
-    for rid in ("E1.aio.16k_x64.MB_s", "E1.aio.16k_x64.r_s", "E1.scan.linear", "E1.scan.speedup"):
+    for rid in ("E1.aio.16k_x1.MB_s", "E1.aio.16k_x64.r_s", "E3.notpm.all_hdd", "gain"):
         assert rid in proc.stdout
-    assert "5 rows:" in proc.stdout and "3 distinct runs" in proc.stdout
+    assert "7 rows:" in proc.stdout and "2 skipped" in proc.stdout
+    assert "2 distinct runs" in proc.stdout
     md = (out_dir / "report.md").read_text()
-    assert "E1.scan.speedup" in md and "--scale 0.02" in md
-    for exp in ("aio_batch", "lra"):
-        assert (out_dir / f"{exp}.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| gain |" in md and "--scale 0.02" in md and "skipped: no model yet" in md
+    assert (out_dir / "aio_batch.png").read_bytes()[:4] == b"\x89PNG"
+    assert len(list((tmp_path / "out").glob("experiment=aio_batch/run=*/summary.parquet"))) == 2
 
 
 def test_results_of_a_clean_code_version_are_reused_unless_rerun(tmp_path, capsys, monkeypatch):
