@@ -119,10 +119,18 @@ def test_workload_must_target_a_top_level_device(fake_devices):
 
 def test_unknown_top_level_key_is_rejected(fake_devices):
     cfg = _cfg(_disks("sda"))
+    cfg.myisam = {"x": 1}
+    with pytest.raises(ConfigError) as ei:
+        validate(cfg)
+    assert ei.value.key == "myisam"
+
+
+def test_engine_entry_needs_a_registered_type(fake_devices):
+    cfg = _cfg(_disks("sda"))
     cfg.engine = {"x": 1}
     with pytest.raises(ConfigError) as ei:
         validate(cfg)
-    assert ei.value.key == "engine"
+    assert ei.value.key == "engine.type"
 
 
 def test_component_streams_are_reproducible_and_independent():
