@@ -159,7 +159,7 @@ def _panels(style: Style, rows: list[dict], overlays: Sequence[Overlay],
 
 def notes_from_checks(checks) -> list[str]:
     """One line per ratio row: simulated vs published and the verdict."""
-    from .validate import fmt
+    from .validation_report import fmt
 
     out = []
     for c in checks:

@@ -44,6 +44,7 @@ from pathlib import Path
 from . import reference as refmod
 from .errors import EXIT_CONFIG, EXIT_FAILED, Interrupted, SweepFailed, describe
 from .reference import Reference, ReferenceError
+from .validation_report import counts, print_table, summary_line, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 CONF_DIR = REPO / "conf"
@@ -290,105 +291,6 @@ def evaluate(refs: list[Reference], where: dict) -> list[Check]:
         return chk
 
     return [get(r) for r in refs]
-
-
-# -- output --------------------------------------------------------------------------------
-def fmt(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "-"
-    a = abs(v)
-    s = (f"{v:,.0f}" if a >= 1000 else f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 1
-         else f"{v:.3f}" if a >= 0.1 else f"{v:.3g}")
-    return f"{s}{unit}" if unit == "x" else f"{s} {unit}".strip()
-
-
-HEADER = ("id", "case", "published", "simulated", "ratio", "tolerance", "within tolerance")
-
-
-def table_rows(checks: list[Check]) -> list[tuple[str, ...]]:
-    out = []
-    for c in checks:
-        unit = c.ref.unit
-        verdict = c.verdict if c.state not in ("skipped", "failed") else f"{c.verdict}: {c.reason}"
-        out.append((c.ref.id, c.ref.label, fmt(c.ref.published, unit), fmt(c.simulated, unit),
-                    "-" if c.ratio is None else f"{c.ratio:.2f}", str(c.ref.tolerance), verdict))
-    return out
-
-
-def print_table(checks: list[Check], out=None, title: str | None = None) -> None:
-    from .query import Result, print_table as show
-
-    show(Result(list(HEADER), table_rows(checks)), out=out or sys.stdout, title=title)
-
-
-def markdown_table(checks: list[Check]) -> str:
-    def esc(s: str) -> str:
-        return s.replace("|", "\\|")
-
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    for row in table_rows(checks):
-        lines.append("| " + " | ".join(esc(x) for x in row) + " |")
-    return "\n".join(lines)
-
-
-def counts(checks: list[Check]) -> dict[str, int]:
-    out = {k: 0 for k in ("pass", "fail", "info", "skipped", "failed")}
-    for c in checks:
-        out[c.state] += 1
-    return out
-
-
-def summary_line(checks: list[Check], n_runs: int, wall_s: float) -> str:
-    n = counts(checks)
-    return (f"{len(checks)} rows: {n['pass']} within tolerance, {n['fail']} outside, "
-            f"{n['failed']} failed runs, {n['info']} informational, {n['skipped']} skipped; "
-            f"{n_runs} distinct runs, {wall_s:.0f} s")
-
-
-def write_report(out_dir: Path, checks: list[Check], cases: list[Case], command: str,
-                 scale: float | None, wall_s: float, results_dir: str = "outputs") -> Path:
-    """report.md + report.csv + one PNG per experiment into ``out_dir``."""
-    import csv
-
-    from . import report
-    from .version import code_version
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    pngs: list[tuple[str, Path | None, str]] = []
-    for exp in dict.fromkeys(c.experiment for c in cases):
-        rows = [c.row for c in cases if c.experiment == exp and c.status == "ok" and c.row]
-        mine = [c for c in checks if (c.case.experiment if c.case else c.ref.experiment) == exp]
-        if not rows:
-            continue
-        try:
-            pngs.append((exp, report.draw(exp, rows, mine, out_dir / f"{exp}.png",
-                                          results_dir=results_dir), ""))
-        except Exception as ex:  # a plot must not hide the table
-            pngs.append((exp, None, f"{type(ex).__name__}: {ex}"))
-
-    with open(out_dir / "report.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "experiment", "case", "metric", "published", "simulated", "ratio",
-                    "unit", "tolerance", "state", "reason", "config_hash", "source"])
-        for c in checks:
-            w.writerow([c.ref.id, c.ref.experiment, c.ref.label, c.ref.metric, c.ref.published,
-                        c.simulated, c.ratio, c.ref.unit, str(c.ref.tolerance), c.state, c.reason,
-                        c.case.spec.config_hash if c.case else "", c.ref.source])
-
-    lines = [f"# Validation against published figures ({datetime.now():%Y-%m-%d %H:%M})", "",
-             f"`{command}`", "",
-             f"Code version `{code_version()}`; scale: "
-             f"{scale if scale is not None else 'each experiment’s own run.scale'}. "
-             + summary_line(checks, len(cases), wall_s) + ".", "",
-             markdown_table(checks), "", "## Sources", ""]
-    for c in checks:
-        lines.append(f"- `{c.ref.id}` ({c.ref.experiment}, `{c.ref.metric}`): {c.ref.source}")
-    for exp, png, err in pngs:
-        lines += ["", f"## {exp}", ""]
-        lines.append(f"![{exp}]({png.name})" if png else f"(no plot: {err})")
-    path = out_dir / "report.md"
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 # -- command line ----------------------------------------------------------------------------
