@@ -8,8 +8,9 @@ of a second of CPU per run. Each measurement is a local Ray with ``num_cpus`` =
 workers, warmed up first (every worker has imported the models and run one
 simulation), then the 32 runs timed from submission to the last file written.
 Repeated ``--repeat`` times; the best and the median are reported, with the load
-average before and after - the machine may be shared, and a 2-worker figure means
-little unless two cores were free. Prints one JSON line:
+average before and after and each run's mean wall and CPU seconds - the machine may
+be shared, and a 2-worker figure means little unless two cores were free (a run's
+wall time well above its CPU time says it waited for a core). Prints one JSON line:
 
     python -m bench.bench_sweep [--runs 32] [--repeat 3] [--workers 1,2]
 """
@@ -71,18 +72,22 @@ def measure(specs: list, workers: int, repeat: int) -> dict:
         warm = ray.remote(num_cpus=1)(simulate_run)
         ray.get([warm.remote(s) for s in specs[: 2 * workers]])
         cfg = RayConfig(num_cpus=workers, max_retries=3)
-        times = []
+        times, run_walls, run_cpus = [], [], []
         for _ in range(repeat):
             t0 = time.perf_counter()
-            sweep(specs, cfg, rerun=True, label=f"bench {workers} worker(s)",
-                  out=open(os.devnull, "w"))
+            outs = sweep(specs, cfg, rerun=True, label=f"bench {workers} worker(s)",
+                         out=open(os.devnull, "w"))
             times.append(time.perf_counter() - t0)
+            run_walls.append(statistics.mean(o.wall_seconds for o in outs))
+            run_cpus.append(statistics.mean(o.resources["cpu_seconds"] for o in outs))
     finally:
         ray.shutdown()
     n = len(specs)
     return {"best_runs_per_s": round(n / min(times), 3),
             "median_runs_per_s": round(n / statistics.median(times), 3),
-            "seconds": [round(t, 3) for t in times]}
+            "seconds": [round(t, 3) for t in times],
+            "mean_run_wall_s": [round(w, 3) for w in run_walls],
+            "mean_run_cpu_s": [round(c, 3) for c in run_cpus]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,6 +92,12 @@ def init_ray(cfg: RayConfig) -> bool:
     address = _address(cfg)
     key = "hydra.launcher.ray.address" if cfg.address else "RAY_ADDRESS"
     if ray.is_initialized():
+        if cfg.address and cfg.address not in ("auto", "local"):
+            _probe(cfg.address, key)
+            current = ray.get_runtime_context().gcs_address
+            if current and current.split("://")[-1] != cfg.address.split("://")[-1]:
+                raise ConfigError(key, f"this process is already connected to Ray at {current}; "
+                                  f"cannot also join {cfg.address}")
         return False
     kw: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
                           "configure_logging": True}
@@ -205,10 +211,11 @@ def run_serial(specs: Sequence[RunSpec], on_result: Callable[[int, RunOutput], N
 
 
 def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
-            on_result: Callable[[int, RunOutput], None], progress: SweepProgress) -> None:
+            on_result: Callable[[int, RunOutput], None], progress: SweepProgress,
+            started: bool = False) -> None:
+    """Run on the initialised Ray session; shut it down at the end if ``started``."""
     import ray
 
-    started = init_ray(cfg)
     pending: list = []
     try:
         remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
@@ -245,9 +252,10 @@ def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,
     """Execute every spec (Ray if ``cfg.enabled``), calling ``on_result`` as each ends;
     SIGTERM and Ctrl-C become ``Interrupted`` (after the results so far are written)."""
     use_ray = cfg is not None and cfg.enabled and len(specs) > 0
+    started = init_ray(cfg) if use_ray else False   # a bad address: an error before any output
     old = None
-    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-        try:
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+        try:   # also over ray.init's own handler (sys.exit), restored afterwards
             old = signal.signal(signal.SIGTERM, _on_sigterm)
         except ValueError:   # not the main thread
             old = None
@@ -255,7 +263,7 @@ def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,
     try:
         with progress:
             if use_ray:
-                run_ray(specs, cfg, on_result, progress)
+                run_ray(specs, cfg, on_result, progress, started)
             else:
                 run_serial(specs, on_result, progress)
     except (KeyboardInterrupt, _Terminated) as ex:

@@ -15,9 +15,11 @@ Resources: ``peak_rss_bytes`` is the worker process's resident-set high-water ma
 it is reset at the start of each run where Linux allows it (``/proc/self/clear_refs``,
 value 5, since Linux 4.0); elsewhere it is ``getrusage(RUSAGE_SELF).ru_maxrss``, the
 process's peak so far. It includes the interpreter and imported libraries (the
-baseline, ``rss_start_bytes``). These describe the machine, not the simulated system,
-so they travel in the summary file's footer, not in its row (rows of the same config
-are bit-identical wherever they ran): ``RunOutput.resources``.
+baseline, ``rss_start_bytes``). ``cpu_seconds`` is the CPU time the run took (its
+``wall_seconds`` also counts waiting for a core on a busy machine). These describe
+the machine, not the simulated system, so they travel in the summary file's footer,
+not in its row (rows of the same config are bit-identical wherever they ran):
+``RunOutput.resources``.
 """
 from __future__ import annotations
 
@@ -149,15 +151,16 @@ def execute(spec: RunSpec) -> RunOutput:
 
     was_reset = reset_peak_rss()
     rss0 = _proc_status().get("VmRSS", 0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     status, error, error_type, metrics, details, sim_ns, events = "ok", None, None, {}, {}, 0, 0
     try:
         res = simulate(spec)
         metrics, details, sim_ns, events = res.summary, res.details, res.sim_ns, res.events
     except Exception as ex:  # a failed run is a result row, not a crashed sweep
         status, error, error_type = "failed", error_text(ex), type(ex).__name__
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     resources = {"peak_rss_bytes": peak_rss_bytes(), "rss_start_bytes": rss0,
+                 "cpu_seconds": round(cpu, 6),
                  "peak_rss_per_run": was_reset, "host": socket.gethostname(),
                  "pid": os.getpid()}
 

@@ -37,7 +37,7 @@ ray = pytest.importorskip("ray")
 # RAM disk: the HDD and SSD models' numba kernels would first be compiled on each
 # fresh node (30 s of CPU each; the shipped code carries no caches), which says
 # nothing about the cluster path. The HDD stack's determinism across executions is
-# tested on the local Ray (test_reliability_resume.py, test_sweep.py).
+# tested on the local Ray below.
 SWEEP = ["device@device.sda=tmpfs", "workload.size=1g", "workload.bs=4k,64k",
          "block=noop,deadline", "run.seed=1,2,3,4", "workload.runtime_s=0.005",
          "workload.iodepth=4", "results.summary=false"]
@@ -181,3 +181,17 @@ def test_sweep_on_a_two_node_cluster_matches_serial_and_local_ray(cluster, ray_s
         assert _same_bits(a[h], b[h]) == [], h
         assert _same_bits(c[h], b[h]) == [], h
     print(f"16 runs: cluster {cluster_s:.1f} s, serial {t2 - t1:.1f} s, local Ray {t3 - t2:.1f} s")
+
+
+def test_hdd_stack_is_bit_identical_serially_and_on_local_ray(ray_session, tmp_path):
+    """The default stack (15k SAS HDD, NCQ, deadline, fio through the compiled loop)."""
+    sweep = ["workload.bs=4k,64k", "run.seed=1,2", "workload.iodepth=4", "workload.runtime_s=0.2",
+             "results.summary=false"]
+    serial, local = tmp_path / "serial", tmp_path / "local"
+    assert main(["-m", f"results.dir={serial}", "hydra/launcher=serial", *sweep]) == 0
+    assert main(["-m", f"results.dir={local}", *sweep]) == 0
+    a, b = _table(serial), _table(local)
+    assert sorted(a) == sorted(b) and len(a) == 4
+    for h in a:
+        assert a[h].column("fio.iops")[0].as_py() > 0
+        assert _same_bits(a[h], b[h]) == [], h

@@ -161,12 +161,13 @@ def test_sigterm_stops_between_results_and_the_same_command_resumes(tmp_path, ca
 
     monkeypatch.setattr(pipeline.build, "simulate", terminated_during_second_run)
     root = tmp_path / "out"
+    before = signal.getsignal(signal.SIGTERM)   # SIG_DFL, or ray.init's if Ray runs here
     code, err = _sweep(root, capfd=capfd)
     assert code == 128 + signal.SIGTERM
     assert _last_line(err) == ("error: interrupted by SIGTERM: 1 ok, 0 failed, 2 not run; "
                                "run the same command again to resume")
     assert len(parquet_files(root)) == 1 and not sink.staging_dir(root).exists()
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL    # handler restored
+    assert signal.getsignal(signal.SIGTERM) == before            # handler restored
     monkeypatch.setattr(pipeline.build, "simulate", real)
     code, err = _sweep(root, capfd=capfd)
     assert code == 0 and "2 ok, 0 failed, 1 skipped in" in _last_line(err)
