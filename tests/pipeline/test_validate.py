@@ -208,7 +208,7 @@ def test_command_end_to_end_on_ray_at_small_scale(tmp_path):
     scale need not match), the table, report.md and the plot. (aio_batch cases: their
     kernels are compiled - and cached - by the in-process tests above.)"""
     extra = write(tmp_path, "gain,aio_batch,64 vs 1 per io_submit,,"
-                            "\"ratio(E1.aio.16k_x64.MB_s, E1.aio.16k_x1.MB_s)\",6.84,x,>=2x,test\n")
+                            "\"ratio(E1.aio.16k_x64.MB_s, E1.aio.16k_x1.MB_s)\",6.84,x,>=0.5x,test\n")
     env = dict(os.environ)
     env.pop("RAY_ADDRESS", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [x for x in [env.get("PYTHONPATH")] if x])
