@@ -125,7 +125,7 @@ if _raid is not None:
 _full_scan = _optional("models.workload.full_scan")
 if _full_scan is not None:
     # E1: InnoDB full-table scan; `filename` is the block device holding the .ibd file
-    # (the scan's read-ahead presets are conf/engine/innodb_scan_*.yaml, keys of the
+    # (the scan's read-ahead presets are conf/innodb_scan/*.yaml, keys of the
     # workload: the scan builds its own buffer pool, it needs no engine entry)
     WORKLOADS["full_scan"] = WorkloadKind(
         _full_scan.FullScanConfig,
