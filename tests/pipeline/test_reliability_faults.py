@@ -54,7 +54,7 @@ class WorkerKiller(threading.Thread):
             busy = procs.ray_task_workers(self.root_pid)
             if busy:
                 time.sleep(0.2)                      # well inside the run
-                if procs.alive(busy[0]):
+                if procs.cmdline(busy[0]).startswith("ray::simulate_run"):   # still in a task
                     os.kill(busy[0], signal.SIGKILL)
                     self.killed = busy[0]
                     return
