@@ -32,6 +32,7 @@ from . import procs
 from .helpers import ROOT, parquet_files
 
 ray = pytest.importorskip("ray")
+from ray._private.utils import get_ray_client_dependency_error  # noqa: E402
 
 # 2 block sizes x 2 schedulers x 4 seeds = 16 runs of 5 ms simulated time each, on a
 # RAM disk: the HDD and SSD models' numba kernels would first be compiled on each
@@ -74,8 +75,11 @@ class TwoNodeCluster:
                        f"--runtime-env-agent-port={ports[4]}", f"--metrics-export-port={ports[5]}",
                        "--object-store-memory=80000000", "--disable-usage-stats", *args)
         if "--head" in args:
-            cmd += [f"--dashboard-port={ports[6]}", f"--ray-client-server-port={ports[7]}",
-                    "--include-dashboard=false"]
+            cmd += [f"--dashboard-port={ports[6]}", "--include-dashboard=false"]
+            if get_ray_client_dependency_error() is None:
+                # Only with ray[client] installed does the head start a client server
+                # (on 10001 unless told); the plain `ray` package rejects the flag.
+                cmd.append(f"--ray-client-server-port={ports[7]}")
         proc = subprocess.Popen(cmd, cwd=self.tmp, env=self.env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
