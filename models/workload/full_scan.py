@@ -47,35 +47,35 @@ class FullScanConfig:
     read-ahead: ``ReadAheadConfig``; CPU: ``ScanConfig``."""
 
     # the table and its history
-    table_size: str = "10g"
-    row_bytes: int = 200
-    pk_bytes: int = 16
-    insert_pattern: str = "user_object"
-    loaded_share: float = 0.0
-    rows_per_user: float = 400.0
-    session_rows: float = 8.0
-    hot_users: float = 64.0
-    old_user_share: float = 0.5
-    secondary_indexes: int = 1
-    secondary_key_bytes: int = 8
-    secondary_pattern: str = "random"
+    table_size: str = TableConfig.table_size
+    row_bytes: int = TableConfig.row_bytes
+    pk_bytes: int = TableConfig.pk_bytes
+    insert_pattern: str = TableConfig.insert_pattern
+    loaded_share: float = TableConfig.loaded_share
+    rows_per_user: float = TableConfig.rows_per_user
+    session_rows: float = TableConfig.session_rows
+    hot_users: float = TableConfig.hot_users
+    old_user_share: float = TableConfig.old_user_share
+    secondary_indexes: int = TableConfig.secondary_indexes
+    secondary_key_bytes: int = TableConfig.secondary_key_bytes
+    secondary_pattern: str = TableConfig.secondary_pattern
     file_offset: str = "0"
     # buffer pool
-    innodb_buffer_pool_size: str = "8g"
-    innodb_old_blocks_pct: int = 37
-    innodb_old_blocks_time: int = 1000
-    innodb_read_io_threads: int = 4
+    innodb_buffer_pool_size: str = BufferPoolConfig.innodb_buffer_pool_size
+    innodb_old_blocks_pct: int = BufferPoolConfig.innodb_old_blocks_pct
+    innodb_old_blocks_time: int = BufferPoolConfig.innodb_old_blocks_time
+    innodb_read_io_threads: int = BufferPoolConfig.innodb_read_io_threads
     # read-ahead
-    read_ahead: str = "linear"
-    innodb_read_ahead_threshold: int = 56
-    innodb_lra_size: int = 1024
-    innodb_lra_sleep: int = 50
-    innodb_lra_n_node_recs_before_sleep: int = 1024
-    aio_pages_per_submit: int = 1
-    warmup_oversize: str = "partial"
+    read_ahead: str = ReadAheadConfig.read_ahead
+    innodb_read_ahead_threshold: int = ReadAheadConfig.innodb_read_ahead_threshold
+    innodb_lra_size: int = ReadAheadConfig.innodb_lra_size
+    innodb_lra_sleep: int = ReadAheadConfig.innodb_lra_sleep
+    innodb_lra_n_node_recs_before_sleep: int = ReadAheadConfig.innodb_lra_n_node_recs_before_sleep
+    aio_pages_per_submit: int = ReadAheadConfig.aio_pages_per_submit
+    warmup_oversize: str = ReadAheadConfig.warmup_oversize
     # scanning thread CPU
-    cpu_ns_per_row: int = 1000
-    cpu_ns_per_page: int = 5000
+    cpu_ns_per_row: int = ScanConfig.cpu_ns_per_row
+    cpu_ns_per_page: int = ScanConfig.cpu_ns_per_page
     # background load
     background_iops: float = 0.0
     background_write_pct: float = 30.0
