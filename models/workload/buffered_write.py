@@ -42,6 +42,7 @@ from ..fs import SYNC_FILE_RANGE_WRITE, Filesystem
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
+from .fs_base import FsWorkload
 
 PATTERNS = ("overwrite", "append")
 ALIGNS = ("none", "pad", "remember")
@@ -79,19 +80,12 @@ class BufferedWriteConfig:
             raise ValueError(f"think_us: must be >= 0, got {self.think_us}")
 
 
-class BufferedWrite:
+class BufferedWrite(FsWorkload):
     def __init__(self, sim: Simulator, cfg: BufferedWriteConfig, fs: Filesystem,
                  rng: np.random.Generator | None = None, scale: float = 1.0) -> None:
-        self.sim = sim
-        self.cfg = cfg
-        self.fs = fs
-        self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.count = max(1, int(cfg.count * scale))
+        super().__init__(sim, cfg, fs, rng, scale)
         self.write_lat = LatencyRecorder()
         self.sync_lat = LatencyRecorder()
-        self.done = False
-        self.start_ns = 0
-        self.end_ns: int | None = None
         self.device_bytes_written = 0
 
     def start(self) -> None:
@@ -142,9 +136,7 @@ class BufferedWrite:
                 self.sync_lat.add(sim.now_ns - t2)
             if cfg.think_us:
                 yield int(cfg.think_us * 1000)
-        self.done = True
-        self.end_ns = sim.now_ns
-        sim.stop()
+        self.finish()
 
     def _metadata_churn(self):
         fs = self.fs
@@ -157,9 +149,8 @@ class BufferedWrite:
             yield fs.fsync(f, issuer=2)
 
     def results(self) -> dict:
-        end = self.end_ns if self.end_ns is not None else self.sim.now_ns
-        out = {"runtime_s": (end - self.start_ns) / 1e9, "finished": self.done}
+        out = super().results()
         out.update(self.write_lat.summary("write_lat"))
         out.update(self.sync_lat.summary("sync_lat"))
-        out.update({f"fs_{k}": v for k, v in self.fs.stats().items()})
+        out.update(self.fs_results())
         return out

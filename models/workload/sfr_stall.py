@@ -40,6 +40,7 @@ from ..fs import SYNC_FILE_RANGE_WRITE, Filesystem
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
+from .fs_base import FsWorkload
 
 PATTERNS = ("unaligned_small", "bulk", "aligned_busy")
 
@@ -85,20 +86,13 @@ class SfrStallConfig:
             raise ValueError(f"reader_file_size: must be >= 1m, got {self.reader_file_size!r}")
 
 
-class SfrStall:
+class SfrStall(FsWorkload):
     def __init__(self, sim: Simulator, cfg: SfrStallConfig, fs: Filesystem,
                  rng: np.random.Generator | None = None, scale: float = 1.0) -> None:
-        self.sim = sim
-        self.cfg = cfg
-        self.fs = fs
-        self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.count = max(1, int(cfg.count * scale))
+        super().__init__(sim, cfg, fs, rng, scale)
         self.write_lat = LatencyRecorder()
         self.sfr_lat = LatencyRecorder()
         self.read_lat = LatencyRecorder()
-        self.done = False
-        self.start_ns = 0
-        self.end_ns: int | None = None
 
     def start(self) -> None:
         sim, cfg = self.sim, self.cfg
@@ -141,9 +135,7 @@ class SfrStall:
                 yield from self._timed_sfr(f, off - wb, wb)
             if cfg.think_us:
                 yield int(cfg.think_us * 1000)
-        self.done = True
-        self.end_ns = self.sim.now_ns
-        self.sim.stop()
+        self.finish()
 
     # -- background load -----------------------------------------------------------------
     def _busy(self, i: int):
@@ -170,11 +162,10 @@ class SfrStall:
             self.read_lat.add(self.sim.now_ns - t)
 
     def results(self) -> dict:
-        end = self.end_ns if self.end_ns is not None else self.sim.now_ns
-        out = {"runtime_s": (end - self.start_ns) / 1e9, "finished": self.done}
+        out = super().results()
         out.update(self.write_lat.summary("write_lat"))
         out.update(self.sfr_lat.summary("sfr_lat"))
         if self.cfg.reader:
             out.update(self.read_lat.summary("read_lat"))
-        out.update({f"fs_{k}": v for k, v in self.fs.stats().items()})
+        out.update(self.fs_results())
         return out
