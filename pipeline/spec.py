@@ -337,6 +337,8 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
 
     top_order = [d.name for d in devices if d.name not in {m for x in devices for m in x.members}]
     top = set(top_order)
+    if "filename" in taken and taken["filename"] is None:
+        raise ConfigError("workload.filename", "must name a block device (e.g. sda), got null")
     target = taken.get("filename")
     if target is not None:
         dev = str(target).removeprefix("/dev/")

@@ -31,6 +31,7 @@ CASES = [
     pytest.param(["block.nr_requests=0"], "block.nr_requests", id="out-of-range"),
     pytest.param(["block=fifo"], "block", id="unknown-group-option"),
     pytest.param(["workload.filename=sdz"], "workload.filename", id="unknown-block-device"),
+    pytest.param(["workload.filename=null"], "workload.filename", id="null-block-device"),
     pytest.param(RAID1_ONE_MEMBER, "device.sda.members", id="raid1-one-member", marks=needs_raid),
     pytest.param(RAID_UNKNOWN_MEMBER, "device.sda.members", id="raid-unknown-member",
                  marks=needs_raid),
