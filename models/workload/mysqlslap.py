@@ -13,8 +13,9 @@ number of seconds to run all queries").
 - ``write`` - ``--auto-generate-sql --auto-generate-sql-load-type=write``: ``INSERT
   INTO t1 VALUES (<int>,'<128 random chars>')`` into ``t1 (intcol1 INT(32), charcol1
   VARCHAR(128))`` (``number_int_cols`` / ``number_char_cols`` columns each,
-  mysqlslap's defaults 1 / 1). The table has no primary key, so InnoDB appends by its
-  hidden row id.
+  mysqlslap's defaults 1 / 1). The table has no primary key, so InnoDB keys the
+  clustered index on its hidden row id: every row goes to the right-most leaf page
+  (``Statement.rec_bytes``: the record that fills it).
 - ``update_key`` - sysbench oltp ``update_key``: ``UPDATE sbtest SET k=k+1 WHERE
   id=<random>``, one row by primary key, autocommitted.
 
@@ -51,6 +52,8 @@ CHAR_COL = 128           # mysqlslap's VARCHAR(128) filled with 128 random chara
 ROW_HIDDEN = 6 + 6 + 7   # DB_ROW_ID, DB_TRX_ID, DB_ROLL_PTR
 REC_HEADER = 5           # compact record header
 SBTEST_ROW = 4 + 4 + 120 + 60   # sysbench sbtest: id, k, c CHAR(120), pad CHAR(60)
+UNDO_INSERT_REDO = 30    # the undo-insert record in its MLOG_UNDO_INSERT wrapper
+UNDO_UPDATE_REDO = 60    # the undo-update record (old value) in its wrapper
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,14 @@ def statement_for(cfg: MysqlslapConfig) -> Statement:
         values = cfg.number_int_cols * (INT_TEXT + 1) + cfg.number_char_cols * (CHAR_COL + 3)
         text_len = len("INSERT INTO t1 VALUES ()") + values - 1
         row = cfg.number_int_cols * 4 + cfg.number_char_cols * (CHAR_COL + 1)
-        redo = (row + ROW_HIDDEN + REC_HEADER) + 25 + 30 + 30
-        return Statement("insert", text_len, row, redo)
+        ncols = cfg.number_int_cols + cfg.number_char_cols
+        rec = row + ROW_HIDDEN + REC_HEADER + -(-ncols // 8)   # + the NULL-flags bitmap
+        redo = (row + ROW_HIDDEN + REC_HEADER) + 25 + UNDO_INSERT_REDO + 30
+        return Statement("insert", text_len, row, redo, undo_redo_bytes=UNDO_INSERT_REDO,
+                         rec_bytes=rec, clustered_key="row_id")
     text_len = len("UPDATE sbtest SET k=k+1 WHERE id=") + 7
-    return Statement("update", text_len, 2 * SBTEST_ROW, 35 + 4 + 60 + 30)
+    return Statement("update", text_len, 2 * SBTEST_ROW, 35 + 4 + UNDO_UPDATE_REDO + 30,
+                     undo_redo_bytes=UNDO_UPDATE_REDO)
 
 
 class Mysqlslap:

@@ -7,8 +7,11 @@ What every protocol shares (MySQL 5.1 ``ha_commit_trans`` and InnoDB):
 
 - **Statement**: the server thread is woken by the client's query packet (one
   wake-up), executes the statement on a core (``insert_row_cycles`` /
-  ``update_row_cycles``: parse, open table, row change, undo record, client protocol)
-  and appends the row change's redo records to the log buffer (``mtr_commit``).
+  ``update_row_cycles``: network, parse, open and lock the table in the server,
+  row conversion, the reply) and changes the row in InnoDB through its shared
+  latches (``latches``: ``trx_start`` and the table lock under ``kernel_mutex``, the
+  hidden row id under ``dict_sys->mutex``, the right-most leaf page's latch, the
+  undo record, the redo records under ``log_sys->mutex``).
 - **No binary log** (``log_bin=0``): no two-phase commit (a single participant):
   ``innobase_commit`` appends the commit record and flushes the log per
   ``innodb_flush_log_at_trx_commit``; flushes are shared through
@@ -19,16 +22,19 @@ What every protocol shares (MySQL 5.1 ``ha_commit_trans`` and InnoDB):
   ``innodb_flush_log_at_trx_commit``; skipped entirely with ``innodb_support_xa=0``),
   the binlog write (the transaction coordinator's ``log_xid``), then ``commit`` in
   InnoDB (``trx_commit_off_kernel``: ``COMMIT_REDO_BYTES`` of redo, locks released).
+  Both take ``kernel_mutex``, ``rseg->mutex`` and ``log_sys->mutex`` on the way
+  (``latches``), competing with the statements of the other clients.
 
 CPU figures are cycles of the server's cores (``models.engine.cpu``), the same for
 every experiment; they are estimates of MySQL 5.1's code path on a 2009 Xeon (a
 single-row autocommitted INSERT costs a few tens of microseconds of one core,
 excluding I/O waits; mysqlslap/sysbench single-thread rates with durability off are
-some 10-30 thousand statements/s).
+some 10-30 thousand statements/s). ``CommitConfig`` splits them into the parts done
+under a shared latch and the rest, with the reasoning for each.
 
-Deliberately not modelled: row-lock and auto-increment-lock waits (the statements of
-different clients touch different rows), ``kernel_mutex`` and other short InnoDB
-latches, the query cache, statement parsing as a function of text length, rollback.
+Deliberately not modelled: row-lock waits (the statements of different clients
+touch different rows), the latches listed in ``latches``, the query cache, statement
+parsing as a function of text length, rollback.
 """
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ from typing import Any, Callable
 from ...metrics.latency import LatencyRecorder
 from ...sim import Simulator
 from .binlog import Binlog, BinlogConfig, trx_event_bytes
+from .latches import InnoDBLatches
 from .redo import RedoConfig, RedoLog
 
 PROTOCOLS = ("mysql51_builtin", "innodb_plugin_104", "mysql56_binlog_group_commit")
@@ -47,6 +54,13 @@ PREPARE_REDO_BYTES = 170
 # Redo written by commit: undo-segment state / history-list records of trx_commit.
 COMMIT_REDO_BYTES = 60
 
+CYCLE_KEYS = ("insert_row_cycles", "update_row_cycles", "trx_start_cycles",
+              "lock_table_cycles", "lock_queue_step_cycles", "lock_rec_cycles",
+              "row_id_cycles", "btr_search_cycles", "undo_assign_cycles",
+              "undo_record_cycles", "page_insert_cycles", "page_split_cycles",
+              "mtr_commit_cycles", "kernel_mutex_cycles", "prepare_cycles",
+              "binlog_cycles", "commit_cycles", "lock_release_cycles",
+              "undo_cleanup_cycles")
 _REDO_KEYS = tuple(f.name for f in fields(RedoConfig))
 _BINLOG_KEYS = tuple(f.name for f in fields(BinlogConfig))
 
@@ -63,12 +77,47 @@ class CommitConfig:
     ``RedoConfig``, the binary-log keys those of ``BinlogConfig``. ``log_files_cached``:
     the redo log files' pages are in the page cache at start (see ``fs_open_file``).
 
-    CPU per operation (cycles): ``insert_row_cycles`` / ``update_row_cycles`` (a
-    single-row statement without its commit), ``prepare_cycles``
-    (``trx_prepare_off_kernel``), ``binlog_cycles`` (copying the session cache and the
-    Xid event into the binlog under LOCK_log), ``commit_cycles``
-    (``trx_commit_off_kernel``). The kernel's share of write()/fsync() is charged by
-    the filesystem layer.
+    CPU per operation, cycles of a 2.8 GHz 2009 Xeon (~0.36 ns each; a cache line
+    owned by another core costs ~100-300 cycles to fetch, an uncontended InnoDB
+    mutex enter + exit ~100). A single-row INSERT totals ~70,000 (25 us), its prepare
+    ~3,000, its commit ~7,000-8,000:
+
+    - ``insert_row_cycles`` (51,000) / ``update_row_cycles`` (79,000): everything
+      outside InnoDB's shared latches - recv/send of the packets, parse, table open
+      and ``mysql_lock_tables``, ``row_mysql_convert_row_to_innobase``, the binlog
+      event into the session cache, the reply; for an update also the primary-key
+      search and the in-place change.
+    - under ``kernel_mutex``: ``trx_start_cycles`` (1,000: rollback segment, trx id,
+      trx list; the shared lines of trx_sys), ``lock_table_cycles`` (1,200: allocate
+      and link the IX ``lock_t``) plus ``lock_queue_step_cycles`` (130) for every
+      lock in t1's queue that ``lock_table_other_has_incompatible`` - and, at commit,
+      ``lock_table_dequeue`` - steps over: a pointer chase through ``lock_t`` structs
+      written by other cores, mostly a cache-to-cache transfer each;
+      ``lock_rec_cycles`` (600: ``lock_rec_insert_check_and_lock`` - the rec-lock
+      hash probe for the next record - or the update's ``lock_rec_lock``);
+      ``lock_release_cycles`` (800: ``lock_release_off_kernel``, free the lock heap);
+      ``kernel_mutex_cycles`` (300: the short sections - state changes, trx list
+      removal, ``trx_n_prepared``).
+    - ``row_id_cycles`` (300): ``dict_sys_get_new_row_id`` under ``dict_sys->mutex``.
+    - ``btr_search_cycles`` (3,000): the descent under ``index->lock`` S - two levels
+      of page-directory binary search and record compares, ``buf_page_get`` of each.
+    - under the leaf latch: ``undo_record_cycles`` (3,000: build the undo-insert
+      record in the undo page), ``page_insert_cycles`` (3,500: record conversion,
+      ``page_cur_insert_rec_low``, directory slots, the redo record), or
+      ``page_split_cycles`` (40,000 ~ 14 us: ``fseg_alloc_free_page`` searching the
+      extent descriptors, ``buf_page_create`` + ``page_create``, the node pointer into
+      the parent, sibling links, lock-table update for the split).
+    - under ``rseg->mutex``: ``undo_assign_cycles`` (2,500: reuse a cached insert undo
+      log, its header rewritten), ``prepare_cycles`` (1,200: undo state PREPARED and
+      the XID), ``commit_cycles`` (3,000: undo state at finish, the binlog file name
+      and offset into the trx-sys header), ``undo_cleanup_cycles`` (1,500:
+      ``trx_undo_insert_cleanup`` caching the undo log).
+    - ``mtr_commit_cycles`` (1,200): each mini-transaction's redo copy into the log
+      buffer, dirty-page bookkeeping and page-latch release, under ``log_sys->mutex``.
+    - ``binlog_cycles`` (6,000): the BEGIN / statement / Xid events copied from the
+      session cache into the binlog's IO_CACHE under LOCK_log.
+
+    The kernel's share of write()/fsync() is charged by the filesystem layer.
     """
 
     commit_protocol: str = "mysql51_builtin"
@@ -92,19 +141,32 @@ class CommitConfig:
     binlog_cache_size: str = "32K"
     binlog_format: str = "STATEMENT"
     db_name: str = "mysqlslap"
-    # CPU costs, cycles
-    insert_row_cycles: int = 70_000
-    update_row_cycles: int = 90_000
-    prepare_cycles: int = 3_000
+    # CPU costs, cycles (see above)
+    insert_row_cycles: int = 51_000
+    update_row_cycles: int = 79_000
+    trx_start_cycles: int = 1_000
+    lock_table_cycles: int = 1_200
+    lock_queue_step_cycles: int = 130
+    lock_rec_cycles: int = 600
+    row_id_cycles: int = 300
+    btr_search_cycles: int = 3_000
+    undo_assign_cycles: int = 2_500
+    undo_record_cycles: int = 3_000
+    page_insert_cycles: int = 3_500
+    page_split_cycles: int = 40_000
+    mtr_commit_cycles: int = 1_200
+    kernel_mutex_cycles: int = 300
+    prepare_cycles: int = 1_200
     binlog_cycles: int = 6_000
-    commit_cycles: int = 8_000
+    commit_cycles: int = 3_000
+    lock_release_cycles: int = 800
+    undo_cleanup_cycles: int = 1_500
 
     def __post_init__(self) -> None:
         if self.commit_protocol not in PROTOCOLS:
             raise ValueError(f"commit_protocol: must be one of {', '.join(PROTOCOLS)}, "
                              f"got {self.commit_protocol!r}")
-        for key in ("insert_row_cycles", "update_row_cycles", "prepare_cycles",
-                    "binlog_cycles", "commit_cycles"):
+        for key in CYCLE_KEYS:
             if getattr(self, key) < 0:
                 raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
         self.redo()
@@ -123,16 +185,23 @@ class Statement:
 
     ``kind``: insert | update (selects the CPU cost); ``text_len``: SQL text length
     (STATEMENT binlog event); ``row_bytes``: row image (ROW binlog event);
-    ``redo_bytes``: redo records of the row change and its undo record."""
+    ``redo_bytes``: redo records of the row change and its undo record, of which
+    ``undo_redo_bytes`` are the undo record's own mini-transaction; ``rec_bytes``:
+    the clustered-index record an insert adds to its leaf page (compact format,
+    header and hidden columns included); ``clustered_key``: ``row_id`` (no primary
+    key: InnoDB's hidden ``DB_ROW_ID``) or ``auto_increment``."""
 
     kind: str
     text_len: int
     row_bytes: int
     redo_bytes: int
+    undo_redo_bytes: int = 0
+    rec_bytes: int = 0
+    clustered_key: str = "row_id"
 
 
 class Trx:
-    __slots__ = ("id", "thd", "stmt", "binlog_bytes", "done", "committed", "start_ns")
+    __slots__ = ("id", "thd", "stmt", "binlog_bytes", "done", "committed", "start_ns", "undo")
 
     def __init__(self, trx_id: int, thd: int, stmt: Statement, binlog_bytes: int) -> None:
         self.id = trx_id
@@ -142,6 +211,7 @@ class Trx:
         self.done = None
         self.committed = False
         self.start_ns = 0
+        self.undo = False          # an undo log is assigned (trx_undo_assign_undo)
 
 
 class CommitPath:
@@ -164,6 +234,7 @@ class CommitPath:
         files = [open_file(f"ib_logfile{i}", rcfg.log_file_size_bytes)
                  for i in range(rcfg.innodb_log_files_in_group)]
         self.redo = RedoLog(sim, rcfg, fs, files, cpu)
+        self.latches = InnoDBLatches(sim, cfg, cpu, self.redo)
         self.bcfg = cfg.binlog()
         self.binlog = (Binlog(sim, self.bcfg, fs, lambda n: open_file(n, None), cpu)
                        if cfg.log_bin else None)
@@ -192,9 +263,15 @@ class CommitPath:
         t0 = sim.now_ns
         yield from cpu.run_ns(cpu.wakeup_ns)          # woken by the client's packet
         yield from cpu.run(self.cycles[stmt.kind])
-        yield from self.redo.append(stmt.redo_bytes)
         self.trx_started += 1
         trx = Trx(self.trx_started, thd, stmt, self._trx_binlog_bytes(stmt))
+        latches = self.latches
+        yield from latches.trx_start(trx)
+        yield from latches.lock_table_ix(trx)
+        if stmt.kind == "insert":
+            yield from latches.row_insert(trx, stmt)
+        else:
+            yield from latches.row_update(trx, stmt)
         trx.start_ns = sim.now_ns
         if self.binlog is None:
             yield from self.commit_low(trx, flush=True)
@@ -218,9 +295,9 @@ class CommitPath:
     def prepare(self, trx: Trx):
         """``innobase_xa_prepare`` -> ``trx_prepare_off_kernel``: the prepare record,
         then write/fsync per innodb_flush_log_at_trx_commit."""
-        yield from self.cpu.run(self.cfg.prepare_cycles)
-        lsn = yield from self.redo.append(PREPARE_REDO_BYTES)
+        lsn = yield from self.latches.prepare_begin(trx, PREPARE_REDO_BYTES)
         yield from self.redo.commit_flush(lsn)
+        yield from self.latches.prepare_end(trx)
 
     def binlog_write(self, trx: Trx):
         """``log_xid`` -> ``MYSQL_BIN_LOG::write`` of the session's cache (5.1)."""
@@ -231,11 +308,11 @@ class CommitPath:
         """``innobase_commit_low``: the commit record; with ``flush`` the log is then
         written/fsynced per innodb_flush_log_at_trx_commit (otherwise the caller does
         it later, ``flush_log_later``, or never, HA_IGNORE_DURABILITY). Returns the LSN."""
-        yield from self.cpu.run(self.cfg.commit_cycles)
-        lsn = yield from self.redo.append(COMMIT_REDO_BYTES)
+        lsn = yield from self.latches.commit_begin(trx, COMMIT_REDO_BYTES)
         trx.committed = True
         if flush:
             yield from self.redo.commit_flush(lsn)
+        yield from self.latches.commit_end(trx)
         return lsn
 
     # -- statistics ---------------------------------------------------------------------
@@ -246,6 +323,7 @@ class CommitPath:
         if self.binlog is not None:
             for k, v in self.binlog.stats().items():
                 out[f"binlog.{k}"] = v
+        out.update(self.latches.stats())
         out.update(self.lock_stats())
         return out
 

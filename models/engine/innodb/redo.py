@@ -8,9 +8,13 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   12-byte header and a 4-byte trailer; mini-transactions append their records into
   the payload (``log_write_low``), and the LSN counts stream bytes, headers included,
   so a full block moves the LSN past its trailer and the next block's header.
-- **Log buffer** (``innodb_log_buffer_size``): appends take ``log_sys->mutex``, an
-  InnoDB mutex: a waiter spins ``innodb_sync_spin_loops`` rounds of up to
-  ``innodb_spin_wait_delay`` delay units before it sleeps (``mutex_spin_wait``). Once
+- **Log buffer** (``innodb_log_buffer_size``): appends (``mtr_commit`` ->
+  ``mtr_log_reserve_and_write``) take ``log_sys->mutex``, an InnoDB mutex: a waiter
+  spins ``innodb_sync_spin_loops`` rounds of up to ``innodb_spin_wait_delay`` delay
+  units before it sleeps (``mutex_spin_wait``), and a release prefers a spinning
+  waiter (``models.sim.SpinMutex``). The caller says how long the mutex is held
+  (``append(nbytes, cycles)``: the copy into the buffer, the dirty-page bookkeeping
+  and - in 5.1 - the release of the mini-transaction's page latches). Once
   the unwritten part exceeds half the buffer, the appending thread writes it out
   (``log_check_margins`` -> ``log_flush_margin``, a write without fsync).
 - **Log files.** ``innodb_log_files_in_group`` files of ``innodb_log_file_size`` each,
@@ -40,15 +44,14 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
 Deliberately not modelled: checkpoints and the checkpoint-age limits (dirty-page
 flushing belongs to the buffer pool), multiple log groups / log archiving, the
 log-buffer-full wait (``log_sys`` never fills here beyond the margin write), LSN
-wrap-around of the 64-bit counter, block checksums and the CPU of the memcpy into the
-buffer (part of the statement's CPU cost).
+wrap-around of the 64-bit counter, block checksums.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ...sim import Event, Mutex, Simulator
+from ...sim import Event, Mutex, Simulator, SpinMutex
 from ...units import parse_size
 
 LOG_BLOCK_HDR_SIZE = 12
@@ -138,7 +141,7 @@ class RedoLog:
     flush. The kernel side of write()/fsync() (syscall CPU, copies, I/O, the wake-up
     at I/O completion) is the filesystem's: its Events fire when the call returns.
 
-    Threads call ``yield from redo.append(nbytes)`` (returns the end LSN of their
+    Threads call ``yield from redo.append(nbytes, cycles)`` (returns the end LSN of their
     records) and ``yield from redo.write_up_to(lsn, flush)``.
     """
 
@@ -160,10 +163,10 @@ class RedoLog:
         self.buf_bytes = cfg.log_buffer_size_bytes
         self.direct = cfg.innodb_flush_method == "ALL_O_DIRECT"
         self.dsync = cfg.innodb_flush_method == "O_DSYNC"
-        self.mutex = Mutex(sim, "log_sys->mutex")
         # mutex_spin_wait: rounds x mean ut_delay (delay/2 units of 50 PAUSEs)
         self.spin_ns = cpu.ns(cfg.innodb_sync_spin_loops * cfg.innodb_spin_wait_delay / 2
                               * 50 * cpu.cfg.pause_cycles)
+        self.mutex = SpinMutex(sim, "log_sys->mutex", self.spin_ns)
         # log_sys fields (lsn = next byte to be appended)
         self.lsn = self.START_LSN + LOG_BLOCK_HDR_SIZE
         self.written_lsn = self.lsn          # written_to_all_lsn
@@ -189,9 +192,12 @@ class RedoLog:
         self.margin_writes = 0
 
     # -- appending (mtr_commit -> log_write_low) -------------------------------------
-    def append(self, nbytes: int):
-        """Append ``nbytes`` of log records; returns their end LSN."""
+    def append(self, nbytes: int, cycles: float = 0):
+        """Append ``nbytes`` of log records holding ``log_sys->mutex`` for ``cycles``;
+        returns their end LSN."""
         yield from self.cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
+        if cycles:
+            yield from self.cpu.run(cycles)
         self.lsn = lsn_advance(self.lsn, nbytes, self.block)
         end = self.lsn
         self.appends += 1
