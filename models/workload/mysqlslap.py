@@ -15,7 +15,12 @@ number of seconds to run all queries").
   VARCHAR(128))`` (``number_int_cols`` / ``number_char_cols`` columns each,
   mysqlslap's defaults 1 / 1). The table has no primary key, so InnoDB keys the
   clustered index on its hidden row id: every row goes to the right-most leaf page
-  (``Statement.rec_bytes``: the record that fills it).
+  (``Statement.rec_bytes``: the record that fills it). With
+  ``auto_generate_sql_add_autoincrement`` mysqlslap adds ``id serial`` (BIGINT
+  UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE) and sends ``VALUES (NULL,...)``: the
+  clustered index is keyed on ``id`` (the first NOT NULL unique index; no
+  ``DB_ROW_ID``), values come from the table's auto-increment counter instead of
+  the server-wide row id, and every row still goes to the right-most leaf.
 - ``update_key`` - sysbench oltp ``update_key``: ``UPDATE sbtest SET k=k+1 WHERE
   id=<random>``, one row by primary key, autocommitted.
 
@@ -64,6 +69,7 @@ class MysqlslapConfig:
     load_type: str = "write"
     number_int_cols: int = 1
     number_char_cols: int = 1
+    auto_generate_sql_add_autoincrement: bool = False
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -90,10 +96,15 @@ def statement_for(cfg: MysqlslapConfig) -> Statement:
         text_len = len("INSERT INTO t1 VALUES ()") + values - 1
         row = cfg.number_int_cols * 4 + cfg.number_char_cols * (CHAR_COL + 1)
         ncols = cfg.number_int_cols + cfg.number_char_cols
-        rec = row + ROW_HIDDEN + REC_HEADER + -(-ncols // 8)   # + the NULL-flags bitmap
-        redo = (row + ROW_HIDDEN + REC_HEADER) + 25 + UNDO_INSERT_REDO + 30
+        hidden, key = ROW_HIDDEN, "row_id"
+        if cfg.auto_generate_sql_add_autoincrement:
+            text_len += len("NULL,")
+            row += 8                              # id BIGINT UNSIGNED
+            hidden, key = ROW_HIDDEN - 6, "auto_increment"     # no DB_ROW_ID
+        rec = row + hidden + REC_HEADER + -(-ncols // 8)   # + the NULL-flags bitmap
+        redo = (row + hidden + REC_HEADER) + 25 + UNDO_INSERT_REDO + 30
         return Statement("insert", text_len, row, redo, undo_redo_bytes=UNDO_INSERT_REDO,
-                         rec_bytes=rec, clustered_key="row_id")
+                         rec_bytes=rec, clustered_key=key)
     text_len = len("UPDATE sbtest SET k=k+1 WHERE id=") + 7
     return Statement("update", text_len, 2 * SBTEST_ROW, 35 + 4 + UNDO_UPDATE_REDO + 30,
                      undo_redo_bytes=UNDO_UPDATE_REDO)

@@ -31,7 +31,10 @@ def test_builtin_fsyncs_per_transaction_and_ceiling(bbu, xa, per_trx):
 def test_plugin_shares_fsyncs_and_multiplies_throughput(bbu):
     b, p = bbu[("mysql51_builtin", "true")], bbu[("innodb_plugin_104", "true")]
     assert p["mysqlslap.fsyncs_per_trx_redo"] < 0.5
-    assert p["mysqlslap.tps"] / b["mysqlslap.tps"] > 4            # published: 6.1x at 30
+    # published: 6.1x at 30. The model gives ~12x: the Plugin is fsync-bound (groups of
+    # ~12 per fsync at the ~10,000/s ceiling), prepare_commit_mutex is held ~8 us per
+    # commit including its kernel_mutex / rseg->mutex / log_sys->mutex sections
+    assert p["mysqlslap.tps"] / b["mysqlslap.tps"] > 4
     assert p["mysqlslap.redo_group_size_avg"] > 4
 
 

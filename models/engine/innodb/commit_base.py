@@ -56,7 +56,7 @@ COMMIT_REDO_BYTES = 60
 
 CYCLE_KEYS = ("insert_row_cycles", "update_row_cycles", "trx_start_cycles",
               "lock_table_cycles", "lock_queue_step_cycles", "lock_rec_cycles",
-              "row_id_cycles", "btr_search_cycles", "undo_assign_cycles",
+              "row_id_cycles", "autoinc_cycles", "btr_search_cycles", "undo_assign_cycles",
               "undo_record_cycles", "page_insert_cycles", "page_split_cycles",
               "mtr_commit_cycles", "kernel_mutex_cycles", "prepare_cycles",
               "binlog_cycles", "commit_cycles", "lock_release_cycles",
@@ -72,7 +72,9 @@ class CommitConfig:
 
     ``commit_protocol``: ``mysql51_builtin`` | ``innodb_plugin_104`` |
     ``mysql56_binlog_group_commit``. ``innodb_support_xa``: two-phase commit with the
-    binary log (prepare record + fsync). ``binlog_order_commits`` (5.6): the commit
+    binary log (prepare record + fsync). ``innodb_autoinc_lock_mode``: 1
+    (consecutive, the 5.1 default) or 2 (interleaved); 0 (traditional: the AUTO-INC
+    table lock kept to the end of the statement) is not modelled. ``binlog_order_commits`` (5.6): the commit
     stage leader commits the group in binlog order. The redo-log keys are those of
     ``RedoConfig``, the binary-log keys those of ``BinlogConfig``. ``log_files_cached``:
     the redo log files' pages are in the page cache at start (see ``fs_open_file``).
@@ -98,7 +100,11 @@ class CommitConfig:
       ``lock_release_cycles`` (800: ``lock_release_off_kernel``, free the lock heap);
       ``kernel_mutex_cycles`` (300: the short sections - state changes, trx list
       removal, ``trx_n_prepared``).
-    - ``row_id_cycles`` (300): ``dict_sys_get_new_row_id`` under ``dict_sys->mutex``.
+    - ``row_id_cycles`` (300): ``dict_sys_get_new_row_id`` under ``dict_sys->mutex``;
+      with an AUTO_INCREMENT key instead ``autoinc_cycles`` (600:
+      ``innobase_lock_autoinc`` .. ``innobase_get_autoinc`` and the counter update,
+      under the table's ``autoinc_mutex``; ``innodb_autoinc_lock_mode`` 1 or 2 - for
+      a simple INSERT both take only that mutex).
     - ``btr_search_cycles`` (3,000): the descent under ``index->lock`` S - two levels
       of page-directory binary search and record compares, ``buf_page_get`` of each.
     - under the leaf latch: ``undo_record_cycles`` (3,000: build the undo-insert
@@ -123,6 +129,7 @@ class CommitConfig:
     commit_protocol: str = "mysql51_builtin"
     innodb_support_xa: bool = True
     binlog_order_commits: bool = True
+    innodb_autoinc_lock_mode: int = 1
     # redo log (RedoConfig)
     innodb_flush_log_at_trx_commit: int = 1
     innodb_log_file_size: str = "512M"
@@ -149,6 +156,7 @@ class CommitConfig:
     lock_queue_step_cycles: int = 130
     lock_rec_cycles: int = 600
     row_id_cycles: int = 300
+    autoinc_cycles: int = 600
     btr_search_cycles: int = 3_000
     undo_assign_cycles: int = 2_500
     undo_record_cycles: int = 3_000
@@ -166,6 +174,9 @@ class CommitConfig:
         if self.commit_protocol not in PROTOCOLS:
             raise ValueError(f"commit_protocol: must be one of {', '.join(PROTOCOLS)}, "
                              f"got {self.commit_protocol!r}")
+        if self.innodb_autoinc_lock_mode not in (1, 2):
+            raise ValueError("innodb_autoinc_lock_mode: must be 1 or 2 (0, the AUTO-INC "
+                             f"table lock, is not modelled), got {self.innodb_autoinc_lock_mode!r}")
         for key in CYCLE_KEYS:
             if getattr(self, key) < 0:
                 raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")

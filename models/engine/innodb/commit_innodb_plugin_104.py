@@ -17,7 +17,12 @@ taking ``prepare_commit_mutex``. ``innobase_commit`` sets ``trx->flush_log_later
 Both fsyncs happen outside the mutex, in ``log_write_up_to``: a thread that finds a
 flush running waits for it and then needs no fsync of its own if that flush covered
 its LSN, so one fsync serves every thread that appended before it started. The
-serial section shrinks to the binlog write and the commit record. With
+serial section shrinks to the binlog write and the commit record - but the commit
+record is the whole ``trx_commit_off_kernel`` (``innobase_commit_low`` with
+``flush_log_later``): ``kernel_mutex`` three times (one of them for the table lock's
+release, walking the queue of the other clients' IX locks), ``rseg->mutex`` twice and
+``log_sys->mutex`` (``latches``), each shared with the statements and prepares of
+every other client, so waits for them lengthen the serial section. With
 ``sync_binlog=1`` the binlog fdatasync is still inside the mutex, one per commit.
 """
 from __future__ import annotations

@@ -16,7 +16,9 @@ order a mysqlslap INSERT takes them:
 - ``dict_sys->mutex`` - ``dict_sys_get_new_row_id``: ``t1`` has no primary key, so
   the clustered index is keyed on the hidden ``DB_ROW_ID`` from one server-wide
   counter; every ``DICT_HDR_ROW_ID_WRITE_MARGIN`` ids the dictionary header page is
-  written (a mini-transaction, still holding the mutex).
+  written (a mini-transaction, still holding the mutex). With an AUTO_INCREMENT key
+  (``clustered_key="auto_increment"``) the table's ``autoinc_mutex`` instead
+  (``innodb_autoinc_lock_mode`` 1/2 for a simple INSERT).
 - ``index->lock`` (S) during the descent of ``btr_cur_search_to_nth_level`` with
   ``BTR_MODIFY_LEAF``, released once the leaf is latched.
 - the right-most leaf's ``block->lock`` (X): every row id is larger than all others,
@@ -95,6 +97,7 @@ class InnoDBLatches:
         self.spin_ns = spin = redo.spin_ns
         self.kernel_mutex = SpinMutex(sim, "kernel_mutex", spin)
         self.dict_sys_mutex = SpinMutex(sim, "dict_sys->mutex", spin)
+        self.autoinc_mutex = SpinMutex(sim, "table->autoinc_mutex", spin)
         self.rseg_mutex = SpinMutex(sim, "rseg->mutex", spin)
         self.index_lock = RwLatch(sim, "index->lock")
         self.leaf_latch = SpinMutex(sim, "block->lock", spin)
@@ -148,6 +151,8 @@ class InnoDBLatches:
                 yield from self._mtr_commit(HDR_FIELD_REDO_BYTES)   # dict_hdr_flush_row_id
             self.next_row_id += 1
             self.dict_sys_mutex.release()
+        else:                            # ha_innobase::write_row -> update_auto_increment
+            yield from self._section(self.autoinc_mutex, cfg.autoinc_cycles)
         # btr_cur_search_to_nth_level(BTR_MODIFY_LEAF)
         yield from cpu.spin_wait(self.index_lock.s_lock(), self.spin_ns)
         yield from cpu.run(cfg.btr_search_cycles)
@@ -248,6 +253,7 @@ class InnoDBLatches:
                if self.leaf_splits else 0.0}
         for key, m in (("kernel_mutex", self.kernel_mutex),
                        ("dict_sys_mutex", self.dict_sys_mutex),
+                       ("autoinc_mutex", self.autoinc_mutex),
                        ("rseg_mutex", self.rseg_mutex), ("leaf_latch", self.leaf_latch),
                        ("index_lock", self.index_lock)):
             out[f"{key}.acquisitions"] = m.acquisitions

@@ -1,8 +1,8 @@
 """mysqlslap workload: query division, iterations, statement shapes, reported columns."""
 import pytest
 
-from models.workload.mysqlslap import MysqlslapConfig, statement_for
-from tests.models.engine.stack import run_slap
+from models.workload.mysqlslap import Mysqlslap, MysqlslapConfig, statement_for
+from tests.models.engine.stack import build, run_slap
 
 
 def test_queries_divided_among_clients_and_iterations_repeat():
@@ -22,6 +22,24 @@ def test_write_statement_shape():
     assert s.row_bytes == 4 + 129
     wide = statement_for(MysqlslapConfig(load_type="write", number_char_cols=3))
     assert wide.redo_bytes - s.redo_bytes == 2 * 129
+
+
+def test_add_autoincrement_keys_the_table_on_id():
+    plain = statement_for(MysqlslapConfig())
+    s = statement_for(MysqlslapConfig(auto_generate_sql_add_autoincrement=True))
+    assert (plain.clustered_key, s.clustered_key) == ("row_id", "auto_increment")
+    assert s.text_len - plain.text_len == len("NULL,")
+    assert s.rec_bytes - plain.rec_bytes == 8 - 6        # id BIGINT, no DB_ROW_ID
+    for autoinc in (False, True):
+        sim, dev, q, fs, c, eng = build(commit_protocol="innodb_plugin_104")
+        slap = Mysqlslap(sim, MysqlslapConfig(concurrency=4, number_of_queries=200,
+                                              auto_generate_sql_add_autoincrement=autoinc), eng)
+        slap.start()
+        sim.run()
+        lt = eng.latches
+        assert lt.leaf_inserts == 200                        # the right-most leaf either way
+        assert (lt.autoinc_mutex.acquisitions, lt.dict_sys_mutex.acquisitions) == \
+            ((200, 0) if autoinc else (0, 200))
 
 
 def test_update_key_load_runs_updates():

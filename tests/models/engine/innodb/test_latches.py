@@ -71,7 +71,13 @@ def test_without_durability_the_shared_latches_cap_throughput():
     assert s["leaf_latch.wait_s"] > s["kernel_mutex.wait_s"]
 
 
-@pytest.mark.parametrize("key", ["row_id_cycles", "lock_queue_step_cycles", "page_split_cycles",
+def test_autoinc_lock_mode_0_is_refused():
+    with pytest.raises(ValueError, match="^innodb_autoinc_lock_mode:"):
+        CommitConfig(innodb_autoinc_lock_mode=0)
+    CommitConfig(innodb_autoinc_lock_mode=2)
+
+
+@pytest.mark.parametrize("key", ["row_id_cycles", "autoinc_cycles", "lock_queue_step_cycles", "page_split_cycles",
                                  "mtr_commit_cycles", "kernel_mutex_cycles"])
 def test_config_rejects_negative_cycles(key):
     with pytest.raises(ValueError, match=f"^{key}: must be >= 0"):
