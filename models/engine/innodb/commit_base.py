@@ -33,8 +33,9 @@ some 10-30 thousand statements/s). ``CommitConfig`` splits them into the parts d
 under a shared latch and the rest, with the reasoning for each.
 
 Deliberately not modelled: row-lock waits (the statements of different clients
-touch different rows), the latches listed in ``latches``, the query cache, statement
-parsing as a function of text length, rollback.
+touch different rows), the latches ``latches`` names as not modelled
+(``buf_pool->mutex``, ``btr_search_latch``, ``LOCK_open``, ...), the query cache,
+statement parsing as a function of text length, rollback.
 """
 from __future__ import annotations
 
