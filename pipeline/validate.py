@@ -13,9 +13,8 @@
 3. Runs the distinct cases with the pipeline's own fan-out (``pipeline.fanout.sweep``:
    one Ray task per run, or serially with ``--serial``); every result lands as Parquet
    under ``--results`` like any other run. As a resumed sweep does, a case whose valid
-   result from the same code version exists is not run again - but only on a clean
-   checkout (``git describe`` without ``-dirty``: uncommitted changes all share one
-   code version), and never with ``--rerun``.
+   result from the same code version exists is not run again (an uncommitted tree's
+   version carries a hash of its sources, ``pipeline.version``), never with ``--rerun``.
 4. Reads the metrics back with DuckDB, compares each with its published value and
    tolerance, prints the table, and writes ``<results>/validation/<timestamp>/``:
    ``report.md`` (the same table, skipped rows and their reasons, one plot per
@@ -345,10 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         details = {r.experiment for r in refs if needs_details(r.experiment)}
         version = code_version()
         cases, where = plan(refs, args.scale, args.results, details, version)
-        # a tree with uncommitted changes has one code version whatever the changes:
-        # only a clean checkout's results can be trusted for reuse
-        rerun = args.rerun or version.endswith("-dirty")
-        n_run = run_cases(cases, args.serial, args.jobs, rerun)
+        n_run = run_cases(cases, args.serial, args.jobs, args.rerun)
         read_back(cases, args.results)
         checks = evaluate(refs, where)
     except ReferenceError as ex:

@@ -229,7 +229,7 @@ def test_command_end_to_end_on_ray_at_small_scale(tmp_path):
     assert len(list((tmp_path / "out").glob("experiment=aio_batch/run=*/summary.parquet"))) == 2
 
 
-def test_results_of_a_clean_code_version_are_reused_unless_rerun(tmp_path, capsys, monkeypatch):
+def test_results_of_the_same_code_version_are_reused_unless_rerun(tmp_path, capsys, monkeypatch):
     import pipeline.version as version
 
     p = write(tmp_path, f"a,aio_batch,,{FAST},iostat.sda.r_s,1,,info,src\n")
@@ -240,6 +240,6 @@ def test_results_of_a_clean_code_version_are_reused_unless_rerun(tmp_path, capsy
     assert code == 0 and "(1 reused from earlier runs of this code version)" in out
     code, out, _ = run_main(tmp_path, capsys, "--reference", str(p), "--rerun")
     assert code == 0 and "reused" not in out
-    monkeypatch.setattr(version, "code_version", lambda: "git:abc1234-dirty")
+    monkeypatch.setattr(version, "code_version", lambda: "git:abc1234-dirty.0123456789ab")
     code, out, _ = run_main(tmp_path, capsys, "--reference", str(p))
-    assert code == 0 and "reused" not in out
+    assert code == 0 and "reused" not in out                  # other code: runs again
