@@ -27,6 +27,7 @@ of a track, the acceleration profile beyond the seek table.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -38,7 +39,22 @@ from .hdd_state import *  # noqa: F403  (the slot constants, re-exported for cal
 
 
 # -- building the state vector (plain numpy, once per drive) -----------------------------
+@functools.lru_cache(maxsize=16)
+def _seek_table_ns_cached(*args) -> np.ndarray:
+    out = _seek_table_ns(*args)
+    out.flags.writeable = False
+    return out
+
+
 def seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
+                  curve_cyl: tuple = (), curve_ms: tuple = ()) -> np.ndarray:
+    """Seek time in ns for every distance 0..n_cyl-1 (see ``_seek_table_ns``). The fit
+    takes ~30 ms; drives of one model share it (an array of twelve builds it once)."""
+    return _seek_table_ns_cached(int(n_cyl), float(single_ms), float(avg_ms), float(full_ms),
+                                 tuple(curve_cyl), tuple(curve_ms)).copy()
+
+
+def _seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
                   curve_cyl: tuple = (), curve_ms: tuple = ()) -> np.ndarray:
     """Seek time in ns for every distance 0..n_cyl-1.
 
