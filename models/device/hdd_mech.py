@@ -55,7 +55,7 @@ def seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
 
 
 def _seek_table_ns(n_cyl: int, single_ms: float, avg_ms: float, full_ms: float,
-                  curve_cyl: tuple = (), curve_ms: tuple = ()) -> np.ndarray:
+                   curve_cyl: tuple = (), curve_ms: tuple = ()) -> np.ndarray:
     """Seek time in ns for every distance 0..n_cyl-1.
 
     A measured curve is interpolated linearly (seek(0) = 0, flat past its last point).
