@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..checks import above, at_least
+
 SCHEDULERS = ("noop", "deadline", "cfq")
 
 
@@ -35,13 +37,7 @@ class BlockConfig:
     def __post_init__(self) -> None:
         if self.scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler: must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
-        if self.nr_requests < 1:
-            raise ValueError(f"nr_requests: must be >= 1, got {self.nr_requests}")
-        if self.max_sectors_kb < 4:
-            raise ValueError(f"max_sectors_kb: must be >= 4, got {self.max_sectors_kb}")
-        for key in ("read_expire_ms", "write_expire_ms", "slice_sync_ms", "slice_async_ms"):
-            if getattr(self, key) <= 0:
-                raise ValueError(f"{key}: must be > 0, got {getattr(self, key)}")
-        for key in ("fifo_batch", "writes_starved", "quantum"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+        at_least(self, 1, "nr_requests")
+        at_least(self, 4, "max_sectors_kb")
+        above(self, 0, "read_expire_ms", "write_expire_ms", "slice_sync_ms", "slice_async_ms")
+        at_least(self, 1, "fifo_batch", "writes_starved", "quantum")

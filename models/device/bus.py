@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..checks import above
 from ..sim import Simulator
 from .base import Device
 from .request import READ, WRITE, IORequest
@@ -46,8 +47,7 @@ class BusConfig:
     bandwidth_MBps: float = 300.0
 
     def __post_init__(self) -> None:
-        if self.bandwidth_MBps <= 0:
-            raise ValueError(f"bandwidth_MBps: must be > 0, got {self.bandwidth_MBps}")
+        above(self, 0, "bandwidth_MBps")
 
 
 class Bus:

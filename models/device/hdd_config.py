@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, fields
 
+from ..checks import above, at_least
 from .hdd_layout import zone_lbas
 from .hdd_state import RA_SCHEMES, SURFACE_ORDERS
 
@@ -56,18 +57,12 @@ class HDDZone:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "slipped", tuple((int(a), int(n)) for a, n in self.slipped))
-        if self.first_cyl < 0:
-            raise ValueError(f"first_cyl: must be >= 0, got {self.first_cyl}")
+        at_least(self, 0, "first_cyl")
         if self.last_cyl < self.first_cyl:
             raise ValueError(f"last_cyl: {self.last_cyl} is below first_cyl {self.first_cyl}")
-        if self.sectors_per_track < 1:
-            raise ValueError(f"sectors_per_track: must be >= 1, got {self.sectors_per_track}")
-        for key in ("track_skew_sectors", "cylinder_skew_sectors", "first_sector_offset"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
-        for key in ("lbas", "front_sectors", "spare_range_cylinders", "spare_sectors_per_range"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        at_least(self, 1, "sectors_per_track")
+        at_least(self, 0, "track_skew_sectors", "cylinder_skew_sectors", "first_sector_offset",
+                 "lbas", "front_sectors", "spare_range_cylinders", "spare_sectors_per_range")
         if self.spare_range_cylinders and self.spare_sectors_per_range >= (
                 self.spare_range_cylinders * self.sectors_per_track):
             raise ValueError("spare_sectors_per_range: leaves no LBA in a range of "
@@ -235,10 +230,8 @@ class HDDConfig:
         object.__setattr__(self, "zones", zones)
         object.__setattr__(self, "seek_curve_cyl", tuple(int(c) for c in self.seek_curve_cyl))
         object.__setattr__(self, "seek_curve_ms", tuple(float(m) for m in self.seek_curve_ms))
-        if not self.rpm > 0:
-            raise ValueError(f"rpm: must be > 0, got {self.rpm}")
-        if self.surfaces < 1:
-            raise ValueError(f"surfaces: must be >= 1, got {self.surfaces}")
+        above(self, 0, "rpm")
+        at_least(self, 1, "surfaces")
         if not zones:
             raise ValueError("zones: at least one zone is needed")
         for prev, z in zip(zones, zones[1:]):
@@ -254,14 +247,12 @@ class HDDConfig:
         if self.capacity_bytes > self.zone_sectors * SECTOR_BYTES:
             raise ValueError(f"capacity_bytes: {self.capacity_bytes} exceeds the zones' "
                              f"{self.zone_sectors * SECTOR_BYTES} bytes")
-        for key in ("seek_single_cyl_ms", "seek_avg_ms", "seek_full_stroke_ms",
-                    "head_switch_ms", "write_settle_ms", "overhead_read_hit_ms",
-                    "overhead_read_miss_ms", "overhead_write_hit_ms",
-                    "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms",
-                    "overhead_reselect_ms", "overhead_data_prep_ms", "overhead_read_complete_ms",
-                    "overhead_write_complete_ms", "min_seek_ms"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        at_least(self, 0, "seek_single_cyl_ms", "seek_avg_ms", "seek_full_stroke_ms",
+                 "head_switch_ms", "write_settle_ms", "overhead_read_hit_ms",
+                 "overhead_read_miss_ms", "overhead_write_hit_ms",
+                 "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms",
+                 "overhead_reselect_ms", "overhead_data_prep_ms", "overhead_read_complete_ms",
+                 "overhead_write_complete_ms", "min_seek_ms")
         for key in ("overhead_read_hit_after_write_ms", "overhead_read_miss_after_write_ms",
                     "overhead_write_hit_after_write_ms", "overhead_write_miss_after_write_ms"):
             v = getattr(self, key)
@@ -279,15 +270,13 @@ class HDDConfig:
             if not 0 < self.seek_single_cyl_ms < self.seek_avg_ms < self.seek_full_stroke_ms:
                 raise ValueError("seek_avg_ms: need 0 < seek_single_cyl_ms < seek_avg_ms < "
                                  "seek_full_stroke_ms for the three-point seek curve")
-        if not self.interface_mb_s > 0:
-            raise ValueError(f"interface_mb_s: must be > 0, got {self.interface_mb_s}")
+        above(self, 0, "interface_mb_s")
         if self.interface_write_mb_s is not None and not self.interface_write_mb_s > 0:
             raise ValueError(f"interface_write_mb_s: must be > 0 (or None), got "
                              f"{self.interface_write_mb_s}")
         if not 0.0 <= self.read_watermark <= 1.0:
             raise ValueError(f"read_watermark: must be within [0, 1], got {self.read_watermark}")
-        if self.cache_segments < 1:
-            raise ValueError(f"cache_segments: must be >= 1, got {self.cache_segments}")
+        at_least(self, 1, "cache_segments")
         for key in ("cache_segment_bytes", "read_ahead_max_bytes", "read_ahead_min_bytes",
                     "write_cache_bytes"):
             v = getattr(self, key)
@@ -302,8 +291,7 @@ class HDDConfig:
                              f"got {self.read_ahead_scheme!r}")
         if self.read_ahead_scheme == "track_stream" and not self.cache_segment_bytes:
             raise ValueError("read_ahead_scheme: 'track_stream' needs cache_segment_bytes > 0")
-        if self.queue_depth < 1:
-            raise ValueError(f"queue_depth: must be >= 1, got {self.queue_depth}")
+        at_least(self, 1, "queue_depth")
         if self.surface_order not in SURFACE_ORDERS:
             raise ValueError(f"surface_order: must be one of {sorted(SURFACE_ORDERS)}, "
                              f"got {self.surface_order!r}")

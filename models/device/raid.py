@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from ..checks import above, at_least
 from ..sim import Simulator
 from .base import Device
 from .raid_cache import DirtyExtents
@@ -96,20 +97,11 @@ class RAIDConfig:
         if self.stripe_size_bytes < 512 or self.stripe_size_bytes % 512:
             raise ValueError("stripe_size_bytes: must be a positive multiple of 512, got "
                              f"{self.stripe_size_bytes}")
-        for key in ("queue_depth", "destage_max_inflight"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
-        for key in ("controller_cpu_us", "controller_latency_us"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
-        if self.host_MBps <= 0:
-            raise ValueError(f"host_MBps: must be > 0, got {self.host_MBps}")
-        if self.cache_size_bytes < 0:
-            raise ValueError(f"cache_size_bytes: must be >= 0, got {self.cache_size_bytes}")
-        if self.max_hw_sectors_kb < 0:
-            raise ValueError(f"max_hw_sectors_kb: must be >= 0, got {self.max_hw_sectors_kb}")
-        if self.destage_max_bytes < 512:
-            raise ValueError(f"destage_max_bytes: must be >= 512, got {self.destage_max_bytes}")
+        at_least(self, 1, "queue_depth", "destage_max_inflight")
+        at_least(self, 0, "controller_cpu_us", "controller_latency_us")
+        above(self, 0, "host_MBps")
+        at_least(self, 0, "cache_size_bytes", "max_hw_sectors_kb")
+        at_least(self, 512, "destage_max_bytes")
 
 
 def _check_member_count(level: int, n: int) -> None:

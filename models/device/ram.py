@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import above, at_least
 from ..sim import Simulator
 from .base import Device
 from .request import DISCARD, FLUSH, WRITE, IORequest
@@ -46,14 +47,10 @@ class RAMConfig:
     queue_depth: int = 1024
 
     def __post_init__(self) -> None:
-        if self.capacity_bytes < PAGE_BYTES:
-            raise ValueError(f"capacity_bytes: must be >= {PAGE_BYTES}, got {self.capacity_bytes}")
-        if self.op_latency_us < 0:
-            raise ValueError(f"op_latency_us: must be >= 0, got {self.op_latency_us}")
-        if self.bandwidth_MBps <= 0:
-            raise ValueError(f"bandwidth_MBps: must be > 0, got {self.bandwidth_MBps}")
-        if self.queue_depth < 1:
-            raise ValueError(f"queue_depth: must be >= 1, got {self.queue_depth}")
+        at_least(self, PAGE_BYTES, "capacity_bytes")
+        at_least(self, 0, "op_latency_us")
+        above(self, 0, "bandwidth_MBps")
+        at_least(self, 1, "queue_depth")
 
 
 class RAM(Device):

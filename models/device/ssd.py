@@ -60,6 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import at_least
 from ..sim import Simulator
 from .base import Device
 from .request import DISCARD, FLUSH, READ, IORequest
@@ -123,8 +124,7 @@ class SSDConfig:
         for key in ("channel_MBps", "host_MBps"):
             if getattr(self, key) <= 0:
                 raise ValueError(f"{key}: must be > 0, got {getattr(self, key)!r}")
-        if self.flush_metadata_pages < 0:
-            raise ValueError(f"flush_metadata_pages: must be >= 0, got {self.flush_metadata_pages}")
+        at_least(self, 0, "flush_metadata_pages")
         if self.page_bytes % 512:
             raise ValueError(f"page_bytes: must be a multiple of 512, got {self.page_bytes}")
         if self.die_allocation not in ("dynamic", "static"):

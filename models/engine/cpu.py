@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..checks import above, at_least
 from ..sim import Event, Semaphore, Simulator
 
 
@@ -56,14 +57,9 @@ class CPUConfig:
     pause_cycles: int = 10
 
     def __post_init__(self) -> None:
-        if self.cores < 1:
-            raise ValueError(f"cores: must be >= 1, got {self.cores}")
-        if not self.ghz > 0:
-            raise ValueError(f"ghz: must be > 0, got {self.ghz}")
-        if self.wakeup_us < 0:
-            raise ValueError(f"wakeup_us: must be >= 0, got {self.wakeup_us}")
-        if self.pause_cycles < 0:
-            raise ValueError(f"pause_cycles: must be >= 0, got {self.pause_cycles}")
+        at_least(self, 1, "cores")
+        above(self, 0, "ghz")
+        at_least(self, 0, "wakeup_us", "pause_cycles")
 
 
 class CPU:

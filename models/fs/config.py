@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..checks import at_least
 from ..units import parse_size
 
 PAGE_BYTES = 4096  # page-cache page = filesystem block (4 KB on x86 for all modelled fs)
@@ -59,9 +60,7 @@ class PageCacheConfig:
             raise ValueError(f"dirty_background_ratio: must be in 0..100, got {self.dirty_background_ratio}")
         if not 1 <= self.dirty_ratio <= 100:
             raise ValueError(f"dirty_ratio: must be in 1..100, got {self.dirty_ratio}")
-        for key in ("dirty_expire_centisecs", "dirty_writeback_centisecs"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+        at_least(self, 1, "dirty_expire_centisecs", "dirty_writeback_centisecs")
         if self.read_ahead_kb < 0 or self.read_ahead_kb % 4:
             raise ValueError(f"read_ahead_kb: must be a non-negative multiple of 4, got {self.read_ahead_kb}")
 
@@ -122,10 +121,8 @@ class FsConfig:
             raise ValueError(f"journal_bytes: must be at least 1 MB, got {self.journal_bytes!r}")
         if self.commit_interval_s is not None and self.commit_interval_s <= 0:
             raise ValueError(f"commit_interval_s: must be > 0, got {self.commit_interval_s}")
-        for key in ("syscall_ns", "copy_ns_per_page", "alloc_ns", "wakeup_ns",
-                    "commit_cpu_ns", "bio_ns"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        at_least(self, 0, "syscall_ns", "copy_ns_per_page", "alloc_ns", "wakeup_ns",
+                 "commit_cpu_ns", "bio_ns")
 
     @property
     def journal_pages(self) -> int:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import at_least
 from ..fs import SYNC_FILE_RANGE_WRITE, Filesystem
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
@@ -70,14 +71,12 @@ class BufferedWriteConfig:
                 raise ValueError(f"{key}: must be one of {', '.join(allowed)}, got {getattr(self, key)!r}")
         if parse_size(self.write_bytes, "write_bytes") < 1:
             raise ValueError(f"write_bytes: must be >= 1, got {self.write_bytes!r}")
-        if self.count < 1:
-            raise ValueError(f"count: must be >= 1, got {self.count}")
+        at_least(self, 1, "count")
         if parse_size(self.file_size, "file_size") < 4096:
             raise ValueError(f"file_size: must be >= 4k, got {self.file_size!r}")
         if parse_size(self.background_file_size, "background_file_size") < 1 << 20:
             raise ValueError(f"background_file_size: must be >= 1m, got {self.background_file_size!r}")
-        if self.think_us < 0:
-            raise ValueError(f"think_us: must be >= 0, got {self.think_us}")
+        at_least(self, 0, "think_us")
 
 
 class BufferedWrite(FsWorkload):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..block import BlockQueue
+from ..checks import above, at_least
 from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
@@ -71,21 +72,17 @@ class FioConfig:
             raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
         if not self.direct:
             raise ValueError("direct: only direct=true is supported by the block-device fio job")
-        for key in ("iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+        at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
         if self.iodepth_batch_complete_min > self.iodepth:
             raise ValueError(f"iodepth_batch_complete_min: must be <= iodepth ({self.iodepth})")
         if not 0 <= self.rwmixread <= 100:
             raise ValueError(f"rwmixread: must be in 0..100, got {self.rwmixread}")
-        if self.runtime_s <= 0:
-            raise ValueError(f"runtime_s: must be > 0, got {self.runtime_s}")
+        above(self, 0, "runtime_s")
         if not 0 <= self.ramp_time_s < self.runtime_s:
             raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
-        if self.number_ios < 0:
-            raise ValueError(f"number_ios: must be >= 0, got {self.number_ios}")
+        at_least(self, 0, "number_ios")
 
     @property
     def bs_bytes(self) -> int:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..checks import at_least
 from ..fs import (SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
                   SYNC_FILE_RANGE_WRITE, Filesystem)
 from ..metrics.latency import LatencyRecorder
@@ -58,8 +59,7 @@ class FsyncBenchConfig:
     def __post_init__(self) -> None:
         if parse_size(self.bs, "bs") < 1:
             raise ValueError(f"bs: must be >= 1 byte, got {self.bs!r}")
-        if self.count < 1:
-            raise ValueError(f"count: must be >= 1, got {self.count}")
+        at_least(self, 1, "count")
         if self.sync not in SYNC_CALLS:
             raise ValueError(f"sync: must be one of {', '.join(SYNC_CALLS)}, got {self.sync!r}")
         if self.prepare not in PREPARE:
@@ -67,8 +67,7 @@ class FsyncBenchConfig:
         parse_size(self.file_size, "file_size")
         if parse_size(self.zero_fill_bs, "zero_fill_bs") < 4096:
             raise ValueError(f"zero_fill_bs: must be >= 4k, got {self.zero_fill_bs!r}")
-        if self.sleep_s < 0:
-            raise ValueError(f"sleep_s: must be >= 0, got {self.sleep_s}")
+        at_least(self, 0, "sleep_s")
 
 
 class FsyncBench:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..block import BlockQueue
+from ..checks import at_least
 from ..device.request import READ, WRITE, IORequest
 from ..engine.innodb.buffer_pool import BufferPool, BufferPoolConfig
 from ..engine.innodb.read_ahead import ReadAheadConfig
@@ -87,8 +88,7 @@ class FullScanConfig:
             self._part(part)      # each part validates its own keys
         if parse_size(self.file_offset, "file_offset") % 4096:
             raise ValueError(f"file_offset: must be a multiple of 4k, got {self.file_offset!r}")
-        if self.background_iops < 0:
-            raise ValueError(f"background_iops: must be >= 0, got {self.background_iops}")
+        at_least(self, 0, "background_iops")
         if not 0 <= self.background_write_pct <= 100:
             raise ValueError(f"background_write_pct: must be in 0..100, got {self.background_write_pct}")
         if parse_size(self.background_span, "background_span") < BG_IO_BYTES:

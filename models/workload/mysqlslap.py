@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import at_least
 from ..engine.innodb.commit_base import Statement
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
@@ -72,13 +73,11 @@ class MysqlslapConfig:
     auto_generate_sql_add_autoincrement: bool = False
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency: must be >= 1, got {self.concurrency}")
+        at_least(self, 1, "concurrency")
         if self.number_of_queries < self.concurrency:
             raise ValueError(f"number_of_queries: must be >= concurrency ({self.concurrency}), "
                              f"got {self.number_of_queries}")
-        if self.iterations < 1:
-            raise ValueError(f"iterations: must be >= 1, got {self.iterations}")
+        at_least(self, 1, "iterations")
         if self.load_type not in LOAD_TYPES:
             raise ValueError(f"load_type: must be one of {', '.join(LOAD_TYPES)}, "
                              f"got {self.load_type!r}")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import at_least
 from ..fs import SYNC_FILE_RANGE_WRITE, Filesystem
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
@@ -68,20 +69,15 @@ class SfrStallConfig:
         sfr = parse_size(self.sfr_bytes, "sfr_bytes")
         if sfr < 4096 or sfr % 4096:
             raise ValueError(f"sfr_bytes: must be a positive multiple of 4k, got {self.sfr_bytes!r}")
-        if self.count < 1:
-            raise ValueError(f"count: must be >= 1, got {self.count}")
-        if self.busy_writers < 0:
-            raise ValueError(f"busy_writers: must be >= 0, got {self.busy_writers}")
+        at_least(self, 1, "count")
+        at_least(self, 0, "busy_writers")
         bb = parse_size(self.busy_bytes, "busy_bytes")
         if bb < 4096 or bb % 4096:
             raise ValueError(f"busy_bytes: must be a positive multiple of 4k, got {self.busy_bytes!r}")
         if parse_size(self.busy_file_size, "busy_file_size") < bb:
             raise ValueError(f"busy_file_size: must be >= busy_bytes, got {self.busy_file_size!r}")
-        if self.busy_burst < 1:
-            raise ValueError(f"busy_burst: must be >= 1, got {self.busy_burst}")
-        for key in ("think_us", "busy_interval_ms"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        at_least(self, 1, "busy_burst")
+        at_least(self, 0, "think_us", "busy_interval_ms")
         if parse_size(self.reader_file_size, "reader_file_size") < 1 << 20:
             raise ValueError(f"reader_file_size: must be >= 1m, got {self.reader_file_size!r}")
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import at_least
 from ..device.request import READ, WRITE, IORequest
 from ..sim import Simulator
 
@@ -52,12 +53,10 @@ class TraceConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode: must be one of {MODES}, got {self.mode!r}")
-        if self.iodepth < 1:
-            raise ValueError(f"iodepth: must be >= 1, got {self.iodepth}")
+        at_least(self, 1, "iodepth")
         if not self.replay_time_scale > 0:
             raise ValueError(f"replay_time_scale: must be > 0 (percent), got {self.replay_time_scale}")
-        if self.number_ios < 0:
-            raise ValueError(f"number_ios: must be >= 0, got {self.number_ios}")
+        at_least(self, 0, "number_ios")
 
 
 class TraceReplay:

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ...checks import at_least
 from ...sim import Mutex, Simulator
 from ...units import parse_size
 
@@ -70,8 +71,7 @@ class BinlogConfig:
     db_name: str = "mysqlslap"
 
     def __post_init__(self) -> None:
-        if self.sync_binlog < 0:
-            raise ValueError(f"sync_binlog: must be >= 0, got {self.sync_binlog}")
+        at_least(self, 0, "sync_binlog")
         size = parse_size(self.max_binlog_size, "max_binlog_size")
         if not 4096 <= size <= 1 << 30:
             raise ValueError(f"max_binlog_size: must be in 4096..1G, got {self.max_binlog_size!r}")

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...block import BlockQueue
+from ...checks import at_least
 from ...device.request import READ, IORequest
 from ...sim import Event, Simulator
 from ...units import parse_size
@@ -72,8 +73,7 @@ class BufferPoolConfig:
                              f"got {self.innodb_buffer_pool_size!r}")
         if not 5 <= self.innodb_old_blocks_pct <= 95:
             raise ValueError(f"innodb_old_blocks_pct: must be in 5..95, got {self.innodb_old_blocks_pct}")
-        if self.innodb_old_blocks_time < 0:
-            raise ValueError(f"innodb_old_blocks_time: must be >= 0, got {self.innodb_old_blocks_time}")
+        at_least(self, 0, "innodb_old_blocks_time")
         if not 1 <= self.innodb_read_io_threads <= 64:
             raise ValueError(f"innodb_read_io_threads: must be in 1..64, got {self.innodb_read_io_threads}")
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
+from ...checks import at_least
 from ...metrics.latency import LatencyRecorder
 from ...sim import Simulator
 from .binlog import Binlog, BinlogConfig, trx_event_bytes
@@ -178,9 +179,7 @@ class CommitConfig:
         if self.innodb_autoinc_lock_mode not in (1, 2):
             raise ValueError("innodb_autoinc_lock_mode: must be 1 or 2 (0, the AUTO-INC "
                              f"table lock, is not modelled), got {self.innodb_autoinc_lock_mode!r}")
-        for key in CYCLE_KEYS:
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        at_least(self, 0, *CYCLE_KEYS)
         self.redo()
         self.binlog()
 

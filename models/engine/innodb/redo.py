@@ -51,6 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...checks import at_least
 from ...sim import Event, Mutex, Simulator, SpinMutex
 from ...units import parse_size
 
@@ -81,9 +82,7 @@ class RedoConfig:
         if self.innodb_log_block_size not in (512, 4096):
             raise ValueError("innodb_log_block_size: must be 512 or 4096, got "
                              f"{self.innodb_log_block_size!r}")
-        if self.innodb_log_files_in_group < 2:
-            raise ValueError("innodb_log_files_in_group: must be >= 2, got "
-                             f"{self.innodb_log_files_in_group}")
+        at_least(self, 2, "innodb_log_files_in_group")
         bs = self.innodb_log_block_size
         size = parse_size(self.innodb_log_file_size, "innodb_log_file_size")
         if size % bs or size < (LOG_FILE_HDR_BLOCKS + 16) * bs:
@@ -97,9 +96,7 @@ class RedoConfig:
         if self.innodb_flush_method not in FLUSH_METHODS:
             raise ValueError(f"innodb_flush_method: must be one of {', '.join(FLUSH_METHODS)}, "
                              f"got {self.innodb_flush_method!r}")
-        for key in ("innodb_sync_spin_loops", "innodb_spin_wait_delay"):
-            if getattr(self, key) < 0:
-                raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)}")
+        at_least(self, 0, "innodb_sync_spin_loops", "innodb_spin_wait_delay")
         if self.innodb_flush_log_at_timeout < 1:
             raise ValueError("innodb_flush_log_at_timeout: must be >= 1 (seconds), got "
                              f"{self.innodb_flush_log_at_timeout}")

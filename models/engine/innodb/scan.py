@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...checks import at_least
 from ...sim import Simulator
 from .buffer_pool import BufferPool
 from .read_ahead import ReadAhead, ReadAheadConfig, make_read_ahead
@@ -46,10 +47,7 @@ class ScanConfig:
     cpu_ns_per_page: int = 5000
 
     def __post_init__(self) -> None:
-        if self.cpu_ns_per_row < 0:
-            raise ValueError(f"cpu_ns_per_row: must be >= 0, got {self.cpu_ns_per_row}")
-        if self.cpu_ns_per_page < 0:
-            raise ValueError(f"cpu_ns_per_page: must be >= 0, got {self.cpu_ns_per_page}")
+        at_least(self, 0, "cpu_ns_per_row", "cpu_ns_per_page")
 
 
 class FullTableScan:

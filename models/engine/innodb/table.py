@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...checks import above, at_least
 from ...units import parse_size
 from .btree import (C_ROWS, C_SPLITS, C_USERS, G_FCHILD, G_INDEX, G_LEVEL, G_NREC, I_ROOT,
                     MODE_RANDOM, MODE_RIGHT, MODE_RUNS, NODE_PTR_EXTRA_BYTES, chain, ix,
@@ -105,13 +106,11 @@ class TableConfig:
         if self.secondary_pattern not in SECONDARY_PATTERNS:
             raise ValueError(f"secondary_pattern: must be one of {', '.join(SECONDARY_PATTERNS)}, "
                              f"got {self.secondary_pattern!r}")
-        if self.session_rows < 1:
-            raise ValueError(f"session_rows: must be >= 1, got {self.session_rows}")
+        at_least(self, 1, "session_rows")
         if self.rows_per_user < self.session_rows:
             raise ValueError(f"rows_per_user: must be >= session_rows ({self.session_rows}), "
                              f"got {self.rows_per_user}")
-        if self.hot_users <= 0:
-            raise ValueError(f"hot_users: must be > 0, got {self.hot_users}")
+        above(self, 0, "hot_users")
         if not 0 <= self.loaded_share < 1:
             raise ValueError(f"loaded_share: must be in [0, 1), got {self.loaded_share}")
         if not 0 <= self.old_user_share <= 1:

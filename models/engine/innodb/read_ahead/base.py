@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ....checks import at_least
 from ....sim import Simulator
 
 READ_AHEAD_MODES = ("none", "linear", "random", "physical", "logical")
@@ -62,9 +63,7 @@ class ReadAheadConfig:
             raise ValueError("innodb_lra_size: must be > 0 for read_ahead=logical")
         if not 0 <= self.innodb_lra_sleep <= 1000:
             raise ValueError(f"innodb_lra_sleep: must be in 0..1000 (ms), got {self.innodb_lra_sleep}")
-        if self.innodb_lra_n_node_recs_before_sleep < 1:
-            raise ValueError("innodb_lra_n_node_recs_before_sleep: must be >= 1, got "
-                             f"{self.innodb_lra_n_node_recs_before_sleep}")
+        at_least(self, 1, "innodb_lra_n_node_recs_before_sleep")
         if not 1 <= self.aio_pages_per_submit <= 1024:
             raise ValueError(f"aio_pages_per_submit: must be in 1..1024, got {self.aio_pages_per_submit}")
         if self.warmup_oversize not in WARMUP_OVERSIZE:
