@@ -38,7 +38,6 @@ and half of it the SPTF scan (``sptf_pick``: ``reach`` for each of 32 candidates
 """
 from __future__ import annotations
 
-import heapq
 from functools import lru_cache
 
 import numba
@@ -289,8 +288,9 @@ class HDDLoop:
         loop, deps, _ = _entry()
         return loop(self.dev.S, K, self.Q, self.FREE, blocks, reads, LAT, deps)
 
-    def store(self, k: list, heap: list, make_request) -> None:
-        """Write the drive's state back from ``k`` (K as a list)."""
+    def store(self, k: list, restore, make_request) -> None:
+        """Write the drive's state back from ``k`` (K as a list); pending events go
+        back through ``restore`` (``Simulator.restore``)."""
         dev = self.dev
         free = self.FREE[:k[NFREE]].tolist()
         dev._free = free
@@ -301,9 +301,9 @@ class HDDLoop:
         if k[FIN_ON]:
             req = make_request(k[FIN_OP], k[FIN_OFF], k[FIN_SUB], k[FIN_Q], k[FIN_DISP])
             req.cache_hit = bool(k[FIN_HIT])
-            heapq.heappush(heap, (k[FIN_T], k[FIN_SEQ], dev._finish, req))
+            restore(k[FIN_T], k[FIN_SEQ], dev._finish, req)
         if k[DD_ON]:
-            heapq.heappush(heap, (k[DD_T], k[DD_SEQ], dev._destage_done, None))
+            restore(k[DD_T], k[DD_SEQ], dev._destage_done, None)
         dev.inflight = k[DEV_INFLIGHT]
         dev.free_servers = k[FREE_SERVER]
         dev._destaging_bytes = k[DESTAGING]

@@ -18,7 +18,6 @@ instead): FLUSH, DISCARD, FUA.
 """
 from __future__ import annotations
 
-import heapq
 from functools import lru_cache
 
 import numba
@@ -311,12 +310,12 @@ class SSDLoop:
             V[:self.V.shape[0]] = self.V
             self.V = V
 
-    def store(self, k: list, heap: list, make_request) -> None:
+    def store(self, k: list, restore, make_request) -> None:
         dev = self.dev
         for row in self.P[:k[NPEND]].tolist():
             req = make_request(*row[P_OP:P_HIT])
             req.cache_hit = bool(row[P_HIT])
-            heapq.heappush(heap, (row[P_T], row[P_SEQ], dev._finish, req))
+            restore(row[P_T], row[P_SEQ], dev._finish, req)
         dev._volatile = [tuple(v) for v in self.V[:k[NVOL]].tolist()]
         dev.inflight = k[DEV_INFLIGHT]
         dev.free_servers = k[FREE_SERVERS]

@@ -45,15 +45,16 @@ fingerprinted; if any changed since the loop was written, the fast path switches
 itself off (and a test says so) rather than silently diverging.
 ``FioJob(..., fused=False)`` opts out explicitly.
 
-What it takes from the simulator beyond its public API: ``Simulator._heap`` and
-``_seq`` (to take the drive's pending events off the heap and put them back with the
-same insertion numbers), ``_stopped``, and ``until_ns`` of the running
-``Simulator.run`` call, read from its frame (the loop must not run past it).
+What it takes from the simulator: the fast-path interface of ``Simulator``
+(``entries`` / ``remove`` / ``restore`` / ``advance``: the drive's pending events come
+off the heap and go back with the same insertion numbers; ``until_ns`` of the ``run``
+in progress, which the loop must not pass). The one piece of introspection left is
+the call-stack check that the hand-over happens inside a completion the simulator is
+delivering (nothing else of the caller's may run after the loop moved the clock).
 """
 from __future__ import annotations
 
 import hashlib
-import heapq
 import sys
 
 from collections import deque
@@ -212,7 +213,7 @@ class FusedLoop:
         if job.blocked or fio.stopping:
             return False
         # only from a completion the simulator is delivering: on_done <- BlockQueue.
-        # _complete <- the drive's completion <- Simulator.run, which holds until_ns
+        # _complete <- the drive's completion <- Simulator.run
         f = sys._getframe(2)
         codes = self._codes
         last = len(codes) - 1
@@ -221,9 +222,8 @@ class FusedLoop:
                 return False
             if i < last:
                 f = f.f_back
-        run_locals = f.f_locals
         sim = fio.sim
-        if run_locals.get("self") is not sim or sim._stopped:
+        if not sim.running or sim.stopped:
             return False
         queue = fio.queue
         dev = queue.device
@@ -233,8 +233,7 @@ class FusedLoop:
                 or dev.queue or dev.on_complete != queue._complete
                 or job.bs > queue.max_bytes):
             return False
-        heap = sim._heap
-        events = self.dev_loop.own_events(heap)
+        events = self.dev_loop.own_events(sim.entries())
         if events is None:
             return False
         K = self.K
@@ -251,13 +250,12 @@ class FusedLoop:
             return False
         if type(queue.sched) is Deadline and not self._load_deadline(queue.sched):
             return False
-        self._load_host(sim, queue, job, run_locals.get("until_ns"))
+        self._load_host(sim, queue, job, sim.until_ns)
         if events:
-            # in place: Simulator.run holds this list
-            heap[:] = [e for e in heap if not any(e is x for x in events)]
-            heapq.heapify(heap)
-        if heap:
-            K[H.H_T], K[H.H_SEQ] = heap[0][0], heap[0][1]
+            sim.remove(events)
+        head = sim.next_key()
+        if head is not None:
+            K[H.H_T], K[H.H_SEQ] = head
         else:
             K[H.H_T] = K[H.H_SEQ] = _NO_LIMIT
         self._run(job)
@@ -275,7 +273,7 @@ class FusedLoop:
     def _load_host(self, sim, queue, job, until) -> None:
         K = self.K
         K[H.T_NOW] = sim.now_ns
-        K[H.SEQ] = sim._seq
+        K[H.SEQ] = sim.seq
         K[H.UNTIL] = _NO_LIMIT if until is None else until
         K[H.RESUME] = 1
         c = queue.counters
@@ -382,10 +380,8 @@ class FusedLoop:
 
     def _store(self, sim, queue, job) -> None:
         k = self.K.tolist()
-        sim.now_ns = k[H.T_NOW]
-        sim._seq = k[H.SEQ]
-        sim.events_processed += k[H.NEV]
-        self.dev_loop.store(k, sim._heap, lambda *row: self._request(job, *row))
+        sim.advance(k[H.T_NOW], k[H.SEQ], k[H.NEV])
+        self.dev_loop.store(k, sim.restore, lambda *row: self._request(job, *row))
         if self._expire is not None:
             self._store_deadline(queue.sched, k, job)
         c = queue.counters
