@@ -270,6 +270,16 @@ def raise_root(M, idx, pending):
 
 
 @numba.njit(cache=True)
+def split_ready(M, idx, p, pending):
+    """A full page ``p`` about to split: ``p`` itself when it has a parent to take the
+    new sibling's node pointer; when ``p`` is the root, the page its records moved to
+    (``raise_root``, ``pending`` as there). -1 when the tablespace is full."""
+    if pg(M, p, G_PARENT) >= 0:
+        return p
+    return raise_root(M, idx, pending)
+
+
+@numba.njit(cache=True)
 def split_point(last_is_insert_point, pos, cap):
     """Records (of cap + 1, the new one included) that stay on the left page when the
     new record goes after the first ``pos`` records."""
@@ -331,10 +341,9 @@ def _parent_insert(M, idx, left, new):
             set_pg(M, new, G_PARENT, x)
             set_pg(M, x, G_LAST, new)
             return True
-        if pg(M, x, G_PARENT) < 0:
-            x = raise_root(M, idx, 1)
-            if x < 0:
-                return False
+        x = split_ready(M, idx, x, 1)
+        if x < 0:
+            return False
         y = _split_node(M, idx, x, left, new)
         if y < 0:
             return False

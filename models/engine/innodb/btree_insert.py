@@ -23,10 +23,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .btree import (C_ROWS, C_RUNS, C_USERS, G_FRUN, G_LAST, G_NREC, G_PARENT, I_CAPL,
+from .btree import (C_ROWS, C_RUNS, C_USERS, G_FRUN, G_LAST, G_NREC, I_CAPL,
                     I_MODE, I_NLEAVES, I_RIGHT, LL_WIDTH, MODE_RIGHT, MODE_RUNS,
                     N_IDX, O_LEAFLIST, R_CNT, R_NEXT, R_USER, U_PAGE, U_RUN, alloc_page, ix,
-                    new_leaf_after, pg, raise_root, rn, set_pg, set_rn, set_us, split_point, us)
+                    new_leaf_after, pg, rn, set_pg, set_rn, set_us, split_point, split_ready,
+                    us)
 from .tablespace import FSP_UP, H_FAILED, H_SIZE
 
 
@@ -71,10 +72,9 @@ def insert_runs(M, idx, u):
         set_rn(M, r, R_CNT, rn(M, r, R_CNT) + 1)
         set_pg(M, p, G_LAST, u)
         return True
-    if pg(M, p, G_PARENT) < 0:
-        p = raise_root(M, idx, 0)
-        if p < 0:
-            return False
+    p = split_ready(M, idx, p, 0)
+    if p < 0:
+        return False
     pos = 0
     q = pg(M, p, G_FRUN)
     while q != r:
@@ -145,10 +145,9 @@ def insert_right(M, idx):
     if nrec < ix(M, idx, I_CAPL):
         set_pg(M, p, G_NREC, nrec + 1)
         return True
-    if pg(M, p, G_PARENT) < 0:
-        p = raise_root(M, idx, 0)
-        if p < 0:
-            return False
+    p = split_ready(M, idx, p, 0)
+    if p < 0:
+        return False
     q = alloc_page(M, idx, 0, p + 1, FSP_UP)
     if q < 0:
         return False
@@ -173,10 +172,9 @@ def insert_random(M, idx):
     if nrec < cap:
         set_pg(M, p, G_NREC, nrec + 1)
         return True
-    if pg(M, p, G_PARENT) < 0:
-        p = raise_root(M, idx, 0)
-        if p < 0:
-            return False
+    p = split_ready(M, idx, p, 0)
+    if p < 0:
+        return False
     q = alloc_page(M, idx, 0, p + 1, FSP_UP)
     if q < 0:
         return False
