@@ -98,25 +98,14 @@ def convert(value: Any, tp: Any, key: str) -> Any:
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
         raise _bad(key, value, tp)
-    if tp is int:
+    if tp is int or tp is float:
         if isinstance(value, bool):
             raise _bad(key, value, tp)
-        if isinstance(value, int):
-            return value
+        if isinstance(value, int) or (tp is float and isinstance(value, float)):
+            return tp(value)            # an int stays as it is; a float field takes ints
         if isinstance(value, str):
             try:
-                return int(value.strip())
-            except ValueError:
-                raise _bad(key, value, tp) from None
-        raise _bad(key, value, tp)
-    if tp is float:
-        if isinstance(value, bool):
-            raise _bad(key, value, tp)
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value.strip())
+                return tp(value.strip())
             except ValueError:
                 raise _bad(key, value, tp) from None
         raise _bad(key, value, tp)
