@@ -64,3 +64,17 @@ def error_stats(measured, simulated) -> dict:
         out[f"p{q}_error"] = qs - qm
     out["demerit_rel"] = out["demerit"] / out["mean_measured"]
     return out
+
+
+def error_columns(measured_ms, simulated_ms, sim: str = "sim") -> dict:
+    """``error_stats`` of two samples in ms as result columns: ``demerit_ms``,
+    ``mean_measured_ms``, ``mean_<sim>_ms``, ``mean_error_rel`` and
+    ``p50/p90/p99_measured_ms`` / ``_<sim>_ms`` (``sim``: the word for the simulated
+    side - ``sim`` in run summaries, ``simulated`` in ``python -m pipeline.disksim``)."""
+    st = error_stats(measured_ms, simulated_ms)
+    out = {"demerit_ms": st["demerit"], "mean_measured_ms": st["mean_measured"],
+           f"mean_{sim}_ms": st["mean_simulated"], "mean_error_rel": st["mean_error_rel"]}
+    for q in (50, 90, 99):
+        out[f"p{q}_measured_ms"] = st[f"p{q}_measured"]
+        out[f"p{q}_{sim}_ms"] = st[f"p{q}_simulated"]
+    return out

@@ -83,23 +83,14 @@ class TraceJob:
         return self.trace.measured_ns[: self.replay.n] / 1e6
 
     def results(self) -> dict:
-        from .demerit import error_stats
+        from .demerit import error_columns
 
         rp = self.replay
         out = rp.summary()
         measured = self._measured_ms()
         ok = rp.done_ns >= 0
         if measured.size and ok.any():
-            st = error_stats(measured[ok], rp.response_ns[ok] / 1e6)
-            out.update({
-                "demerit_ms": st["demerit"],
-                "mean_measured_ms": st["mean_measured"],
-                "mean_sim_ms": st["mean_simulated"],
-                "mean_error_rel": st["mean_error_rel"],
-            })
-            for q in (50, 90, 99):
-                out[f"p{q}_measured_ms"] = st[f"p{q}_measured"]
-                out[f"p{q}_sim_ms"] = st[f"p{q}_simulated"]
+            out.update(error_columns(measured[ok], rp.response_ns[ok] / 1e6, sim="sim"))
             out["disksim_demerit_ms"] = self.disksim_demerit_ms
         return out
 

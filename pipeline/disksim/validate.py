@@ -60,7 +60,7 @@ def validate_drive(name: str, n_requests: int = 0, cfg=None) -> dict:
     """
     import time
 
-    from ..demerit import error_stats
+    from ..demerit import error_columns
     from ..import_disksim import load_hdd_config
 
     t0 = time.perf_counter()
@@ -71,19 +71,9 @@ def validate_drive(name: str, n_requests: int = 0, cfg=None) -> dict:
     rp = replay_trace(cfg, trace)
     measured = trace.measured_ns / 1e6
     simulated = rp.response_ns / 1e6
-    st = error_stats(measured, simulated)
-    out = {
-        "drive": name,
-        "requests": int(len(trace)),
-        "demerit_ms": st["demerit"],
-        "disksim_demerit_ms": DISKSIM_DEMERIT_MS.get(name, float("nan")),
-        "mean_measured_ms": st["mean_measured"],
-        "mean_simulated_ms": st["mean_simulated"],
-        "mean_error_rel": st["mean_error_rel"],
-    }
-    for q in (50, 90, 99):
-        out[f"p{q}_measured_ms"] = st[f"p{q}_measured"]
-        out[f"p{q}_simulated_ms"] = st[f"p{q}_simulated"]
+    cols = error_columns(measured, simulated, sim="simulated")
+    out = {"drive": name, "requests": int(len(trace)), "demerit_ms": cols.pop("demerit_ms"),
+           "disksim_demerit_ms": DISKSIM_DEMERIT_MS.get(name, float("nan")), **cols}
     out["cache_hit_fraction"] = float(rp.cache_hit.mean()) if rp.n else 0.0
     out["sim_seconds"] = rp.sim_ns / 1e9
     out["events_processed"] = int(rp.events_processed)

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.demerit import PROBS, demerit, error_stats, quantiles
+from pipeline.demerit import PROBS, demerit, error_columns, error_stats, quantiles
 
 
 def test_probability_grid_is_the_readme_one():
@@ -52,6 +52,16 @@ def test_error_stats_fields():
     assert st["mean_error_rel"] == pytest.approx(0.1)
     assert st["p50_error"] == pytest.approx(0.25)
     assert st["demerit"] > 0
+
+
+def test_error_columns_name_the_simulated_side():
+    m = np.array([1.0, 2.0, 3.0, 4.0])
+    cols = error_columns(m, m * 1.1, sim="sim")
+    assert list(cols) == ["demerit_ms", "mean_measured_ms", "mean_sim_ms", "mean_error_rel",
+                          "p50_measured_ms", "p50_sim_ms", "p90_measured_ms", "p90_sim_ms",
+                          "p99_measured_ms", "p99_sim_ms"]
+    assert cols["mean_sim_ms"] == pytest.approx(2.75)
+    assert "mean_simulated_ms" in error_columns(m, m, sim="simulated")
 
 
 def test_rejects_empty_and_nan():
