@@ -14,8 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .common import (Overlay, axis_label, finish, label_of, panel_title, pyplot, save, short,
-                     sort_key, value_text, varying)
+from .common import (Overlay, axis_label, finish, label_by, panel_title, pyplot, save, short,
+                     sort_key, units_with, value_text, varying)
 
 PUBLISHED_COLOR = "0.6"
 
@@ -46,12 +46,9 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
          hue: str | None = None, log: bool = False, units: dict | None = None,
          xlabel: str = "", notes: Sequence[str] = ()) -> Path:
     plt = pyplot()
-    units = dict(units or {})
-    for o in overlays:
-        units.setdefault(o.metric, o.unit)
+    units = units_with(units, overlays)
     if label is None:
-        cols = [c for c in varying(rows) if c != hue]
-        label = lambda r: label_of(r, cols)  # noqa: E731
+        label = label_by([c for c in varying(rows) if c != hue])
     n = len(metrics)
     groups = [_groups(rows, m, label, hue) for m in metrics]
     n_cat = max((len(g) for g in groups), default=1)

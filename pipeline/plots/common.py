@@ -130,6 +130,19 @@ def value_text(v) -> str:
     return str(v)
 
 
+def units_with(units: dict | None, overlays) -> dict:
+    """Each metric's unit: the given ones, then those of the published overlays."""
+    out = dict(units or {})
+    for o in overlays:
+        out.setdefault(o.metric, o.unit)
+    return out
+
+
+def label_by(cols: list[str]):
+    """A row's label from the columns ``cols`` (``label_of``)."""
+    return lambda row: label_of(row, cols)
+
+
 def label_of(row: dict, cols: list[str]) -> str:
     """``bs=16k, scheduler=noop`` (a name=value shown once even if two columns carry it,
     e.g. ``block.scheduler`` and ``device.sda.queue.scheduler``)."""

@@ -7,8 +7,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .common import (Overlay, axis_label, finish, label_of, panel_title, pyplot, save, short,
-                     sort_key, varying)
+from .common import (Overlay, axis_label, finish, label_by, panel_title, pyplot, save, short,
+                     sort_key, units_with, varying)
 
 
 def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, title: str,
@@ -16,13 +16,10 @@ def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, tit
          logx: bool = False, units: dict | None = None, xlabel: str | None = None,
          notes: Sequence[str] = ()) -> Path:
     plt = pyplot()
-    units = dict(units or {})
-    for o in overlays:
-        units.setdefault(o.metric, o.unit)
-    if series is None:
-        cols = [c for c in varying(rows) if c != x]
-        series = lambda r: label_of(r, cols)  # noqa: E731
+    units = units_with(units, overlays)
     others = [c for c in varying(rows) if c != x]
+    if series is None:
+        series = label_by(others)
     order: dict[str, tuple] = {}
     for r in rows:
         order.setdefault(series(r), tuple(sort_key(r.get(c)) for c in others))
