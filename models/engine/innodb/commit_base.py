@@ -76,8 +76,9 @@ class CommitConfig:
     ``mysql56_binlog_group_commit``. ``innodb_support_xa``: two-phase commit with the
     binary log (prepare record + fsync). ``innodb_autoinc_lock_mode``: 1
     (consecutive, the 5.1 default) or 2 (interleaved); 0 (traditional: the AUTO-INC
-    table lock kept to the end of the statement) is not modelled. ``binlog_order_commits`` (5.6): the commit
-    stage leader commits the group in binlog order. The redo-log keys are those of
+    table lock kept to the end of the statement) is not modelled.
+    ``binlog_order_commits`` (5.6): the commit stage leader commits the group in
+    binlog order. The redo-log keys are those of
     ``RedoConfig``, the binary-log keys those of ``BinlogConfig``. ``log_files_cached``:
     the redo log files' pages are in the page cache at start (see ``fs_open_file``).
 
