@@ -173,18 +173,17 @@ class InnoDBLatches:
         # btr_cur_ins_lock_and_undo
         yield from self._section(self.kernel_mutex, cfg.lock_rec_cycles)
         yield from self._undo_record(trx, stmt)
+        redo = stmt.redo_bytes - stmt.undo_redo_bytes
         if split:
             yield from cpu.run(cfg.page_split_cycles)
             self.leaf_splits += 1
             self.leaf_used = need                          # the new page holds the record
-            yield from self._mtr_commit(stmt.redo_bytes - stmt.undo_redo_bytes
-                                        + PAGE_SPLIT_REDO_BYTES)
-            self.leaf_latch.release()
+            redo += PAGE_SPLIT_REDO_BYTES
         else:
             yield from cpu.run(cfg.page_insert_cycles)   # page_cur_tuple_insert
             self.leaf_used += need
-            yield from self._mtr_commit(stmt.redo_bytes - stmt.undo_redo_bytes)
-            self.leaf_latch.release()
+        yield from self._mtr_commit(redo)
+        self.leaf_latch.release()
         if tree_x:
             self.index_lock.x_unlock()
         self.leaf_inserts += 1
