@@ -6,12 +6,21 @@ busy it waits, so concurrency above the core count queues for CPU. A burst holds
 core only while it runs - a thread sleeping on a lock, an event or an I/O holds none.
 
 Wake-ups: a thread that slept (on a contended mutex, an os_event, an I/O completion)
-first has to be switched in again. ``wakeup_us`` is that cost, spent on a core by the
-woken thread before it continues (Linux futex wake-up of a thread on another core:
-an IPI plus a context switch, a few microseconds on 2009-era Xeons - lmbench
-``lat_ctx`` reports 2-5 us for a switch with a small working set). It is the reason a
-lock that is handed from sleeper to sleeper (a convoy) costs more than its critical
-section.
+first has to be switched in again. ``wakeup_us`` is that latency, spent on a core by
+the woken thread before it continues. On a server that is mostly idle - every
+experiment here keeps its cores under ~30 % busy - the woken thread's core is idle, so
+the latency is the IPI, the core's exit from its idle state and the context switch:
+Nehalem's C1E / C3 exit latencies are 10 / 20 us (``intel_idle``'s table), the switch
+itself 2-5 us (lmbench ``lat_ctx``). The default, 20 us, was calibrated within that
+range together with the RAID controller's ``controller_latency_us``: the pair puts the
+five published figures that depend on them (E2: the ~10,000 fsync/s ceiling and the
+Plugin's 6.1x; E4: ext3 append and overwrite; the X25-E with ``nobarrier``) within
+their tolerances at once - ``models/fs/README.md`` has the table. It is the reason
+a lock that is handed from sleeper to sleeper (a convoy) costs far more than its
+critical section, and why an ext3 append (five sleeps per ``fdatasync``) costs four
+overwrites (one sleep) rather than three. ``wakeup_us=2`` models a server booted with
+deep C-states disabled (``intel_idle.max_cstate=0 processor.max_cstate=1``). The
+filesystem layer's ``fs.wakeup_ns`` is the same quantity for kernel-side sleeps.
 
 Broadcasts: threads sleeping on a condition variable that is broadcast
 (``pthread_cond_broadcast``; InnoDB's ``os_event_set``, MySQL 5.6's
@@ -32,8 +41,9 @@ Statement costs are given in cycles by the engine (see ``models.engine.innodb``)
 faster clock shortens them and one figure serves every experiment.
 
 Deliberately not modelled: preemption / time slices (a burst runs to completion once
-started), SMT, NUMA, cache misses as a function of data size, C-state exit latency,
-CPU frequency scaling, the client program's own CPU use.
+started), SMT, NUMA, cache misses as a function of data size, a C-state that depends
+on how long the core was idle (one wake-up latency for all), CPU frequency scaling,
+the client program's own CPU use.
 """
 from __future__ import annotations
 
@@ -47,13 +57,14 @@ from ..sim import Event, Semaphore, Simulator
 class CPUConfig:
     """``cores``: cores the server threads can run on (``nproc``).
     ``ghz``: clock rate; statement costs in cycles become ``cycles / ghz`` ns.
-    ``wakeup_us``: core time a sleeping thread needs to run again after being woken.
+    ``wakeup_us``: time a sleeping thread needs to run again after being woken (IPI,
+    idle-state exit, context switch; see the module docstring for the 20 us).
     ``pause_cycles``: latency of one PAUSE instruction in a spin loop (~10 cycles on
     Nehalem/Westmere; Skylake-SP raised it to ~140)."""
 
     cores: int = 16
     ghz: float = 2.8
-    wakeup_us: float = 5.0
+    wakeup_us: float = 20.0
     pause_cycles: int = 10
 
     def __post_init__(self) -> None:

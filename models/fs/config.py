@@ -93,7 +93,9 @@ class FsConfig:
     - CPU costs per kernel path (``*_ns``): ``syscall_ns`` (entry/exit + VFS),
       ``copy_ns_per_page`` (copy_from_user of 4 KB), ``alloc_ns`` (block allocator +
       journal handle per allocating call), ``wakeup_ns`` (a thread sleeping on I/O
-      or on another thread is woken and scheduled), ``commit_cpu_ns`` (building one
+      or on another thread is woken and scheduled on its idle core: IPI, idle-state
+      exit, context switch - the same 20 us as the engine's ``cpu.wakeup_us``, where
+      its calibration is explained), ``commit_cpu_ns`` (building one
       journal / log / ZIL commit), ``bio_ns`` (building and submitting one bio).
     """
 
@@ -108,7 +110,7 @@ class FsConfig:
     syscall_ns: int = 1_000
     copy_ns_per_page: int = 1_000
     alloc_ns: int = 3_000
-    wakeup_ns: int = 5_000
+    wakeup_ns: int = 20_000
     commit_cpu_ns: int = 10_000
     bio_ns: int = 1_000
 

@@ -5,7 +5,8 @@ import pytest
 
 from tests.experiments.helpers import run_point
 
-SMALL = "run.scale=0.005"    # 500 of the 100,000 queries
+SMALL = "run.scale=0.02"     # 2,000 of the 100,000 queries (the reference rows' scale;
+                             # with fewer, the Plugin's start-up is a visible share)
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +32,10 @@ def test_builtin_fsyncs_per_transaction_and_ceiling(bbu, xa, per_trx):
 def test_plugin_shares_fsyncs_and_multiplies_throughput(bbu):
     b, p = bbu[("mysql51_builtin", "true")], bbu[("innodb_plugin_104", "true")]
     assert p["mysqlslap.fsyncs_per_trx_redo"] < 0.5
-    # published: 6.1x at 30. The model gives ~12x: the Plugin is fsync-bound (groups of
-    # ~12 per fsync at the ~10,000/s ceiling), prepare_commit_mutex is held ~8 us per
-    # commit including its kernel_mutex / rseg->mutex / log_sys->mutex sections
-    assert p["mysqlslap.tps"] / b["mysqlslap.tps"] > 4
+    # published: 6.1x at 30 connections. The Plugin is limited by its wake-up chains:
+    # each prepare_commit_mutex hand-off and each waiter of the broadcast after a flush
+    # costs a wake-up (~20 us) on top of the ~8 us the mutex is held
+    assert p["mysqlslap.tps"] / b["mysqlslap.tps"] == pytest.approx(6.1, rel=0.2)
     assert p["mysqlslap.redo_group_size_avg"] > 4
 
 

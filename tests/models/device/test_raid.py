@@ -16,6 +16,7 @@ from tests.models.fakes import FixedDevice
 US = 1000
 MS = 1_000_000
 KB = 1024
+LAT = round(RAIDConfig().controller_latency_us * US)   # the default controller latency
 
 
 def _fixed(sim, n, service_ns=1 * MS, qd=4):
@@ -93,9 +94,9 @@ def test_battery_backed_write_and_flush_complete_at_cache_speed():
     sim = Simulator()
     members = _fixed(sim, 2)
     raid = RAID(sim, "md0", RAIDConfig(), members)
-    # 10 us firmware + 4 KiB at 1000 MB/s (4.096 us) + 70 us latency
-    assert _run_one(sim, raid, IORequest(WRITE, 0, 4096)) == 10 * US + 4096 + 70 * US
-    assert _run_one(sim, raid, IORequest(FLUSH, 0, 0)) == 80 * US
+    # 10 us firmware + 4 KiB at 1000 MB/s (4.096 us) + the controller latency
+    assert _run_one(sim, raid, IORequest(WRITE, 0, 4096)) == 10 * US + 4096 + LAT
+    assert _run_one(sim, raid, IORequest(FLUSH, 0, 0)) == 10 * US + LAT
     # destaged in the background to both mirrors; flushes never reach them
     assert [m.served for m in members] == [[(10 * US, WRITE, 0, 4096)]] * 2
     assert raid.volatile_bytes() == 0
@@ -106,8 +107,8 @@ def test_without_battery_writes_go_through_and_flush_is_forwarded():
     members = _fixed(sim, 2)
     raid = RAID(sim, "md0", RAIDConfig(battery_backed=False), members)
     assert not raid.write_back
-    assert _run_one(sim, raid, IORequest(WRITE, 0, 4096)) == 10 * US + 1 * MS + 70 * US
-    assert _run_one(sim, raid, IORequest(FLUSH, 0, 0)) == 10 * US + 1 * MS + 70 * US
+    assert _run_one(sim, raid, IORequest(WRITE, 0, 4096)) == 10 * US + 1 * MS + LAT
+    assert _run_one(sim, raid, IORequest(FLUSH, 0, 0)) == 10 * US + 1 * MS + LAT
     assert [len(m.served) for m in members] == [2, 2]
     assert [m.completed[FLUSH] for m in members] == [1, 1]
 
@@ -122,10 +123,10 @@ def test_forced_write_back_without_battery_is_volatile_until_flushed():
     raid.submit(IORequest(WRITE, 0, 4096))
     raid.submit(IORequest(FLUSH, 0, 0))
     sim.run(until_ns=1 * MS)
-    assert log == [(WRITE, 10 * US + 4096 + 70 * US)] and raid.volatile_bytes() == 4096
+    assert log == [(WRITE, 10 * US + 4096 + LAT)] and raid.volatile_bytes() == 4096
     sim.run()
     # flush: waits for the destage (5 ms after 10 us), then the members' flushes (5 ms)
-    assert log[1] == (FLUSH, 10 * US + 5 * MS + 5 * MS + 70 * US)
+    assert log[1] == (FLUSH, 10 * US + 5 * MS + 5 * MS + LAT)
     assert raid.volatile_bytes() == 0
 
 
@@ -141,7 +142,7 @@ def test_read_of_dirty_data_is_served_from_cache():
     raid.on_complete = lambda r: lat.append(r.done_ns - r.dispatch_ns)
     raid.submit(req)
     sim.run()
-    assert req.cache_hit and lat[0] == 10 * US + 4096 + 70 * US
+    assert req.cache_hit and lat[0] == 10 * US + 4096 + LAT
     assert sum(op == READ for m in members for _, op, _, _ in m.served) == 0
 
 
@@ -195,8 +196,8 @@ def test_cache_speed_until_full_then_destage_speed_fixed_members():
                 members)
     offs = np.arange(400) * 1_000_000 // 4096 * 4096          # no two writes adjacent
     lat = _sync_write_flush_loop(sim, raid, 400, offs)
-    # write (84.096 us) + flush (80 us) while there is room ...
-    assert lat[:60].max() == 10 * US + 4096 + 70 * US + 80 * US
+    # write (14.096 us + LAT) + flush (10 us + LAT) while there is room ...
+    assert lat[:60].max() == 10 * US + 4096 + LAT + 10 * US + LAT
     # ... then each write waits for one 2 ms destage (one destage at a time)
     assert np.mean(lat[100:]) == pytest.approx(2 * MS, rel=0.1)
     assert raid.cache_full_waits > 300 and raid.stats()["cache_max_used_bytes"] == 64 * 4096
@@ -230,7 +231,7 @@ def test_raid1_hdds_sync_writes_at_cache_speed_until_full_then_destage_speed():
     full = int(np.argmax(lat > 1 * MS))                # first commit that waited
     # 2 MiB of 4 KiB writes fit before the first wait (destage drains a little meanwhile)
     assert full >= 512
-    assert lat[:full].mean() == pytest.approx(0.164 * MS, rel=0.05)
+    assert lat[:full].mean() == pytest.approx(10 * US + 4096 + LAT + 10 * US + LAT, rel=0.05)
     # afterwards each commit waits for room: the rate is the destage rate
     tail = lat[full + 500:]
     rate = len(tail) / (tail.sum() / 1e9)
