@@ -31,10 +31,10 @@ from pathlib import Path
 
 import duckdb
 
+from .columns import is_param
 from .errors import EXIT_CONFIG
 
 QUERIES = Path(__file__).resolve().parent / "queries"
-CONFIG_SECTIONS = ("run", "device", "block", "workload", "fs", "engine", "placement")
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
                "sim_seconds", "wall_seconds", "events_processed")
 HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm)|"
@@ -77,10 +77,6 @@ def quote(col: str) -> str:
 
 def columns(con, view: str = "runs") -> list[str]:
     return [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
-
-
-def is_param(col: str) -> bool:
-    return "." in col and col.split(".", 1)[0] in CONFIG_SECTIONS
 
 
 def varying_params(con, where: str = "TRUE", params: dict | None = None,

@@ -38,13 +38,14 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .columns import PARAM_SECTIONS
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = REPO / "data" / "reference"
 COLUMNS = ("id", "experiment", "case", "overrides", "metric", "published", "unit",
            "tolerance", "source")
 REQUIRED = ("id", "experiment", "overrides", "metric", "published", "tolerance", "source")
-CONFIG_SECTIONS = ("run", "results", "device", "block", "workload", "fs", "engine",
-                   "placement", "hydra")
+CONFIG_SECTIONS = PARAM_SECTIONS + ("results", "hydra")
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIG_SECTIONS = ("run", "device", "block", "workload", "fs", "engine", "placement")
+from ..columns import is_param
+
 SKIP_VARYING = ("run.seed",)
 
 
@@ -83,10 +84,6 @@ def finish(fig, title: str, notes=()):
     fig.suptitle("\n".join(text), fontsize=10.5)
     fig.tight_layout()
     return fig
-
-
-def is_param(col: str) -> bool:
-    return "." in col and col.split(".", 1)[0] in CONFIG_SECTIONS
 
 
 def _hashable(v):
