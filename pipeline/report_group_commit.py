@@ -4,8 +4,10 @@ InnoDB with innodb_support_xa=1/0 against InnoDB Plugin 1.0.4 with 1/0).
 
 Reads the summary rows of ``experiment='group_commit'`` with DuckDB and draws one panel
 per value of the split column (the controller cache on / off), one line per engine case
-(``engine.commit_protocol`` x ``engine.innodb_support_xa``, plus ``engine.sync_binlog``
-and ``engine.log_bin`` when they vary).
+(``engine.commit_protocol`` x ``engine.innodb_support_xa``) - and per value of every
+other parameter that varies among the runs (``engine.sync_binlog``, a swept
+``cpu.wakeup_us``, ...), named in the line's label, so no line mixes runs of
+different settings.
 
     python -m pipeline.report_group_commit                      # outputs/group_commit.png
     python -m pipeline.report_group_commit --split device.sda.cache_battery --out e2.png
@@ -40,18 +42,23 @@ def case_label(row: dict, varying: list[str]) -> str:
 
 def load_rows(root: str | Path, split: str | None, metric: str) -> list[dict]:
     """Summary rows of the group_commit experiment as plot rows."""
-    from .query import connect
+    from .query import connect, varying_params
 
     con = connect(root)
     cols = [c[0] for c in con.execute("DESCRIBE runs").fetchall()]
     for need in (metric, "workload.concurrency"):
         if need not in cols:
             raise SystemExit(f"report_group_commit: column {need!r} not in the results")
+    varying = varying_params(con, "experiment = 'group_commit' AND status = 'ok'",
+                             skip=("run.seed", "workload.concurrency"))
     if split is None:
-        split = next((c for c in cols if c.startswith("device.") and _varies(con, c)), None)
+        devices = [c for c in varying if c.startswith("device.")]
+        split = next((c for c in devices if c.endswith(".battery_backed")),
+                     devices[0] if devices else None)
+    varying = [c for c in varying if c != split]
     present = [c for c in CASE_COLUMNS if c in cols]
-    varying = [c for c in present if _varies(con, c)]
-    select = present + ["workload.concurrency", metric] + ([split] if split else [])
+    select = list(dict.fromkeys(present + varying + ["workload.concurrency", metric]
+                                + ([split] if split else [])))
     q = ", ".join(f'"{c}"' for c in select)
     data = con.execute(f"SELECT {q} FROM runs WHERE experiment = 'group_commit' "
                        f"AND status = 'ok'").fetchall()
@@ -62,12 +69,6 @@ def load_rows(root: str | Path, split: str | None, metric: str) -> list[dict]:
                      "split": f"{split.split('.')[-1]}={rec[split]}" if split else "",
                      "concurrency": rec["workload.concurrency"], "tps": rec[metric]})
     return rows
-
-
-def _varies(con, col: str) -> bool:
-    n = con.execute(f'SELECT count(DISTINCT "{col}") FROM runs '
-                    f"WHERE experiment = 'group_commit'").fetchone()[0]
-    return n > 1
 
 
 def plot(rows: list[dict], path: str | Path) -> Path:
@@ -81,7 +82,10 @@ def plot(rows: list[dict], path: str | Path) -> Path:
     for r in rows:
         panels[r["split"]][r["case"]][int(r["concurrency"])] = float(r["tps"])
     names = sorted(panels)
-    fig, axes = plt.subplots(1, len(names), figsize=(6.5 * len(names), 4.5), squeeze=False)
+    n_lines = max(len(cases) for cases in panels.values())
+    below = n_lines > 6            # a long legend goes under the panel, not over the lines
+    height = 4.5 + (0.2 * n_lines + 0.6 if below else 0)
+    fig, axes = plt.subplots(1, len(names), figsize=(6.5 * len(names), height), squeeze=False)
     for ax, name in zip(axes[0], names):
         for case in sorted(panels[name]):
             pts = sorted(panels[name][case].items())
@@ -92,7 +96,10 @@ def plot(rows: list[dict], path: str | Path) -> Path:
                      + (f"\n{name}" if name else ""), fontsize=10)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        if below:
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+        else:
+            ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
