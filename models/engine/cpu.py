@@ -15,10 +15,10 @@ itself 2-5 us (lmbench ``lat_ctx``). The default, 20 us, was calibrated within t
 range together with the RAID controller's ``controller_latency_us``: the pair puts the
 five published figures that depend on them (E2: the ~10,000 fsync/s ceiling and the
 Plugin's 6.1x; E4: ext3 append and overwrite; the X25-E with ``nobarrier``) within
-their tolerances at once - ``models/fs/README.md`` has the table. It is the reason
-a lock that is handed from sleeper to sleeper (a convoy) costs far more than its
-critical section, and why an ext3 append (five sleeps per ``fdatasync``) costs four
-overwrites (one sleep) rather than three. ``wakeup_us=2`` models a server booted with
+their tolerances at once - ``models/fs/README.md`` has the table. It is why the
+waiters of an InnoDB log flush, woken one after another through the event's mutex,
+bound the Plugin's group commit, and why an ext3 append (five sleeps per
+``fdatasync``) costs four overwrites (one sleep) rather than three. ``wakeup_us=2`` models a server booted with
 deep C-states disabled (``intel_idle.max_cstate=0 processor.max_cstate=1``). The
 filesystem layer's ``fs.wakeup_ns`` is the same quantity for kernel-side sleeps.
 
@@ -32,10 +32,17 @@ k-th waiter continues about k wake-ups after the broadcast.
 Spinning: InnoDB's own mutexes (``log_sys->mutex`` among them) spin before they
 sleep (``mutex_spin_wait``: ``innodb_sync_spin_loops`` rounds of
 ``ut_delay(ut_rnd_interval(0, innodb_spin_wait_delay))``, each delay unit 50 PAUSE
-instructions). ``spin_wait(ev, spin_ns)`` models that: a waiter whose lock comes
+instructions). ``lock(mutex, spin_ns)`` models that: a waiter whose lock comes
 within ``spin_ns`` continues at once, without the wake-up; a longer wait sleeps and
 pays it. The spinning is counted as busy core time (``spin_ns_total``) but does not
 occupy a core of the run queue (the CPUs are mostly idle in these experiments).
+
+Mutexes barge (``models.sim.Mutex(barging=True)``, ``SpinMutex``): a release with
+only sleepers waiting frees the lock and wakes one; ``lock`` makes the woken thread
+pay its wake-up *without* the lock and try again, so a thread that asks meanwhile
+takes it and a busy lock is not left idle for each hand-off. ``spin_wait(ev,
+spin_ns)`` is the same wait for an event that grants outright (InnoDB's rw-latches,
+modelled as FIFO hand-off).
 
 Statement costs are given in cycles by the engine (see ``models.engine.innodb``), so a
 faster clock shortens them and one figure serves every experiment.
@@ -75,7 +82,8 @@ class CPUConfig:
 
 class CPU:
     """``yield from cpu.run(cycles)`` runs a burst; ``yield from cpu.wait(ev)`` sleeps on
-    an event and pays the wake-up when it had to sleep."""
+    an event and pays the wake-up when it had to sleep; ``yield from cpu.lock(mutex,
+    spin_ns)`` acquires a mutex (spin, sleep, retry after a barging wake-up)."""
 
     def __init__(self, sim: Simulator, cfg: CPUConfig | None = None) -> None:
         self.sim = sim
@@ -147,6 +155,26 @@ class CPU:
         self.wakeups += 1
         yield from self.run_ns(self.wakeup_ns)
         return value
+
+    def lock(self, mutex, spin_ns: int = 0):
+        """Acquire ``mutex``: spin up to ``spin_ns``, then sleep. A barging mutex wakes a
+        sleeper without handing it the lock: it pays the wake-up, then tries again."""
+        ev = mutex.acquire()
+        while True:
+            if ev.triggered and ev.value is not False:
+                return
+            t0 = self.sim.now_ns
+            got = yield ev
+            waited = self.sim.now_ns - t0
+            self.spin_ns_total += min(waited, spin_ns)
+            if got is not False and waited <= spin_ns:
+                self.spins += 1
+                return
+            self.wakeups += 1
+            yield from self.run_ns(self.wakeup_ns)
+            if got is not False:
+                return
+            ev = mutex.acquire(retry=True)
 
     def stats(self, elapsed_ns: int) -> dict:
         util = self.busy_ns / (elapsed_ns * self.cfg.cores) * 100.0 if elapsed_ns > 0 else 0.0

@@ -7,10 +7,14 @@ InnoDB's own latches (``sync0sync`` / ``sync0rw``):
 
 - ``SpinMutex``: a waiter spins for ``spin_ns`` before it sleeps; a release hands the
   lock to the longest-waiting thread that is *still spinning* (it sees the lock word
-  free at its next poll) in preference to sleepers, which ``os_event_set`` must first
-  wake (the woken thread then pays its switch-in holding the lock: see
-  ``models.engine.cpu.CPU.spin_wait``). Only when nobody spins does the oldest sleeper
-  get it.
+  free at its next poll) in preference to sleepers. When nobody spins, the lock is
+  freed and the oldest sleeper woken (``os_event_set``); it pays its switch-in *not*
+  holding the lock and then tries again, so a thread that arrives meanwhile takes it
+  (``models.engine.cpu.CPU.lock``).
+- ``Mutex(barging=True)``: the same without the spinning preference - glibc's
+  ``pthread_mutex_unlock`` frees the lock and wakes one sleeper, which races for it
+  (MySQL's ``prepare_commit_mutex``, ``LOCK_log``). A lock handed from sleeper to
+  sleeper would sit idle for every wake-up; a barging one only when nobody else asks.
 - ``RwLatch``: shared (S) / exclusive (X) latch. Requests are granted in FIFO order;
   an X request waits until every holder has left, and while it waits no new S request
   is granted (InnoDB sets ``RW_LOCK_WAIT_EX`` / the writer-waiting flag, so readers
@@ -19,7 +23,8 @@ InnoDB's own latches (``sync0sync`` / ``sync0rw``):
 
 Deliberately not modelled: priority inheritance, the unfair wake-up order of real
 futexes (a thread woken by a broadcast races the others: here the oldest wins), the
-CPU the losers of such a race burn going back to sleep.
+CPU the losers of such a race burn going back to sleep, glibc's adaptive spinning of
+``PTHREAD_MUTEX_ADAPTIVE_NP`` (a few microseconds of trylock polling before the sleep).
 """
 from __future__ import annotations
 
@@ -74,12 +79,51 @@ class Semaphore:
 
 
 class Mutex(Semaphore):
-    """A fair (FIFO) mutex, e.g. MySQL's ``prepare_commit_mutex``."""
+    """A mutex: fair (FIFO hand-off) by default; ``barging=True`` is a glibc
+    ``pthread_mutex_t`` such as MySQL's ``prepare_commit_mutex`` or ``LOCK_log``: a
+    release frees the lock and wakes the oldest sleeper (its event fires with
+    ``False``), which must retry (``models.engine.cpu.CPU.lock``); whoever asks first
+    meanwhile gets it. A grant fires with ``True``."""
 
-    __slots__ = ()
+    __slots__ = ("barging",)
 
-    def __init__(self, sim: Simulator, name: str = "") -> None:
+    def __init__(self, sim: Simulator, name: str = "", barging: bool = False) -> None:
         super().__init__(sim, 1, name)
+        self.barging = barging
+
+    def acquire(self, retry: bool = False) -> Event:
+        if not self.barging:
+            return super().acquire()
+        ev = Event(self.sim)
+        if not retry:
+            self.acquisitions += 1
+        if self.available > 0:
+            self.available -= 1
+            ev.succeed(True)
+        else:
+            if not retry:
+                self.contended += 1
+            self._waiters.append((ev, self.sim.now_ns))
+        return ev
+
+    def lock(self):
+        """Generator: acquire, retrying after a barging wake-up (no CPU cost; the engine
+        uses ``CPU.lock``, which charges the spinning and the wake-ups)."""
+        ev = self.acquire()
+        while True:
+            got = ev.value if ev.triggered else (yield ev)
+            if got is not False:
+                return
+            ev = self.acquire(retry=True)
+
+    def release(self) -> None:
+        if self.barging and self._waiters:
+            ev, since = self._waiters.popleft()
+            self.wait_ns_total += self.sim.now_ns - since
+            self.available += 1
+            ev.succeed(False)
+            return
+        super().release()
 
     @property
     def locked(self) -> bool:
@@ -87,13 +131,15 @@ class Mutex(Semaphore):
 
 
 class SpinMutex(Mutex):
-    """An InnoDB mutex (``ib_mutex_t``): FIFO among sleepers, but a release prefers a
-    waiter that has waited at most ``spin_ns`` (still in ``mutex_spin_wait``'s loop)."""
+    """An InnoDB mutex (``ib_mutex_t``): a release prefers a waiter that has waited at
+    most ``spin_ns`` (still in ``mutex_spin_wait``'s loop: it is granted the lock);
+    otherwise it frees the lock and wakes the oldest sleeper, which retries (barging,
+    as ``mutex_exit`` resets the lock word before ``os_event_set``)."""
 
     __slots__ = ("spin_ns",)
 
     def __init__(self, sim: Simulator, name: str = "", spin_ns: int = 0) -> None:
-        super().__init__(sim, name)
+        super().__init__(sim, name, barging=True)
         if spin_ns < 0:
             raise ValueError(f"mutex {name!r}: spin_ns must be >= 0, got {spin_ns}")
         self.spin_ns = spin_ns
@@ -106,7 +152,7 @@ class SpinMutex(Mutex):
                 if now - since <= self.spin_ns:     # still spinning: sees it free first
                     del waiters[i]
                     self.wait_ns_total += now - since
-                    ev.succeed()
+                    ev.succeed(True)
                     return
         super().release()
 

@@ -121,7 +121,7 @@ class Binlog:
         self.cpu = cpu
         self.max_size = cfg.max_binlog_size_bytes
         self.cache_size = cfg.binlog_cache_size_bytes
-        self.LOCK_log = Mutex(sim, "LOCK_log")
+        self.LOCK_log = Mutex(sim, "LOCK_log", barging=True)
         self.index = open_file("mysql-bin.index")
         self.index_pos = 0
         self.file_no = 0
@@ -184,7 +184,7 @@ class Binlog:
         ``flush_and_sync`` (sync_binlog counts transactions)."""
         if self.cache_spills(trx_bytes):
             self.cache_disk_use += 1
-        yield from self.cpu.wait(self.LOCK_log.acquire())
+        yield from self.cpu.lock(self.LOCK_log)
         if self.file is None:
             yield from self._new_file()
         yield from self._append(trx_bytes)
@@ -202,7 +202,7 @@ class Binlog:
         """``TC_LOG_BINLOG::unlog`` (5.1), after the engine commit: the transaction is
         no longer prepared, then ``rotate_and_purge(0)`` takes ``LOCK_log`` again to
         check the size - the rotation deferred by ``write`` (an Xid event was written)."""
-        yield from self.cpu.wait(self.LOCK_log.acquire())
+        yield from self.cpu.lock(self.LOCK_log)
         yield from self._maybe_rotate()
         self.LOCK_log.release()
 
@@ -231,7 +231,7 @@ class Binlog:
     def rotate_if_needed(self):
         """After the commit stage, under ``LOCK_log`` (5.6 ``ordered_commit`` end)."""
         if self.pos >= self.max_size:
-            yield from self.cpu.wait(self.LOCK_log.acquire())
+            yield from self.cpu.lock(self.LOCK_log)
             yield from self._maybe_rotate()
             self.LOCK_log.release()
 

@@ -36,7 +36,7 @@ class InnoDBPlugin104(CommitPath):
 
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
-        self.prepare_commit_mutex = Mutex(self.sim, "prepare_commit_mutex")
+        self.prepare_commit_mutex = Mutex(self.sim, "prepare_commit_mutex", barging=True)
         self.mutex_hold_ns = 0
 
     def commit_2pc(self, trx: Trx):
@@ -44,7 +44,7 @@ class InnoDBPlugin104(CommitPath):
         mutex = self.prepare_commit_mutex
         if xa:
             yield from self.prepare(trx)
-            yield from self.cpu.wait(mutex.acquire())
+            yield from self.cpu.lock(mutex)
         t0 = self.sim.now_ns
         yield from self.binlog_write(trx)
         lsn = yield from self.commit_low(trx, flush=False)

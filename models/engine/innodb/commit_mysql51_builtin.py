@@ -29,12 +29,12 @@ class MySQL51Builtin(CommitPath):
 
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
-        self.prepare_commit_mutex = Mutex(self.sim, "prepare_commit_mutex")
+        self.prepare_commit_mutex = Mutex(self.sim, "prepare_commit_mutex", barging=True)
         self.mutex_hold_ns = 0
 
     def commit_2pc(self, trx: Trx):
         mutex = self.prepare_commit_mutex
-        yield from self.cpu.wait(mutex.acquire())
+        yield from self.cpu.lock(mutex)
         t0 = self.sim.now_ns
         if self.cfg.innodb_support_xa:
             yield from self.prepare(trx)

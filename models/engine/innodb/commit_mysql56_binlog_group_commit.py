@@ -48,8 +48,8 @@ class MySQL56BinlogGroupCommit(CommitPath):
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
         sim = self.sim
-        self.LOCK_sync = Mutex(sim, "LOCK_sync")
-        self.LOCK_commit = Mutex(sim, "LOCK_commit")
+        self.LOCK_sync = Mutex(sim, "LOCK_sync", barging=True)
+        self.LOCK_commit = Mutex(sim, "LOCK_commit", barging=True)
         self.m_lock_done = Mutex(sim, "m_lock_done")
         self.queues: list[list[Trx]] = [[], [], []]
         self.stage_groups = [0, 0, 0]
@@ -83,7 +83,7 @@ class MySQL56BinlogGroupCommit(CommitPath):
         if not self._enroll(FLUSH, [trx], None):
             yield from self._follow(trx)
             return
-        yield from cpu.wait(binlog.LOCK_log.acquire())
+        yield from cpu.lock(binlog.LOCK_log)
         queue = self._fetch(FLUSH)
         yield from cpu.run(self.cfg.binlog_cycles * len(queue))
         yield from binlog.write_group([t.binlog_bytes for t in queue])
@@ -91,7 +91,7 @@ class MySQL56BinlogGroupCommit(CommitPath):
         if not self._enroll(SYNC, queue, binlog.LOCK_log):
             yield from self._follow(trx)
             return
-        yield from cpu.wait(self.LOCK_sync.acquire())
+        yield from cpu.lock(self.LOCK_sync)
         queue = self._fetch(SYNC)
         yield from binlog.sync_group()
         # commit stage
@@ -99,7 +99,7 @@ class MySQL56BinlogGroupCommit(CommitPath):
             if not self._enroll(COMMIT, queue, self.LOCK_sync):
                 yield from self._follow(trx)
                 return
-            yield from cpu.wait(self.LOCK_commit.acquire())
+            yield from cpu.lock(self.LOCK_commit)
             queue = self._fetch(COMMIT)
             for t in queue:          # ha_commit_low with HA_IGNORE_DURABILITY
                 yield from self.commit_low(t, flush=False)

@@ -110,11 +110,11 @@ class InnoDBLatches:
 
     # -- helpers --------------------------------------------------------------------
     def _enter(self, mutex):
-        yield from self.cpu.spin_wait(mutex.acquire(), self.spin_ns)
+        yield from self.cpu.lock(mutex, self.spin_ns)
 
     def _section(self, mutex, cycles: float):
         """A short critical section: enter, ``cycles`` of work, exit."""
-        yield from self.cpu.spin_wait(mutex.acquire(), self.spin_ns)
+        yield from self.cpu.lock(mutex, self.spin_ns)
         yield from self.cpu.run(cycles)
         mutex.release()
 

@@ -192,7 +192,7 @@ class RedoLog:
     def append(self, nbytes: int, cycles: float = 0):
         """Append ``nbytes`` of log records holding ``log_sys->mutex`` for ``cycles``;
         returns their end LSN."""
-        yield from self.cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
+        yield from self.cpu.lock(self.mutex, self.spin_ns)
         if cycles:
             yield from self.cpu.run(cycles)
         self.lsn = lsn_advance(self.lsn, nbytes, self.block)
@@ -216,7 +216,7 @@ class RedoLog:
             self.flush_requests += 1
         waited = False
         while True:
-            yield from cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
+            yield from cpu.lock(self.mutex, self.spin_ns)
             if (self.flushed_lsn if flush else self.written_lsn) >= lsn:
                 self.mutex.release()
                 if waited and flush and from_trx:
@@ -266,7 +266,7 @@ class RedoLog:
                 self.fsyncs += 1
                 yield self.fs.fsync(self.files[f_idx])
             self.flushed_lsn = self.write_lsn
-        yield from self.cpu.spin_wait(self.mutex.acquire(), self.spin_ns)
+        yield from self.cpu.lock(self.mutex, self.spin_ns)
         self.n_pending_writes = 0
         ev = self.no_flush_event
         self.mutex.release()

@@ -2,7 +2,7 @@
 import pytest
 
 from models.engine.cpu import CPU, CPUConfig
-from models.sim import Simulator
+from models.sim import Mutex, Simulator
 
 
 def test_bursts_queue_for_cores_fifo():
@@ -95,3 +95,42 @@ def test_spin_wait_skips_the_wakeup_for_short_waits():
     assert log == [("short", 3_000), ("long", m2_start + 30_000 + 5_000)]
     assert cpu.spins == 1 and cpu.wakeups == 1
     assert cpu.spin_ns_total == 3_000 + 10_000
+
+
+def _lock_trace(barging):
+    """A holds the mutex 0-100 us; B asks at 10 us and sleeps; D asks at 105 us and
+    holds it 20 us. Wake-up 10 us."""
+    sim = Simulator()
+    cpu = CPU(sim, CPUConfig(cores=4, wakeup_us=10))
+    m = Mutex(sim, "LOCK_log", barging=barging)
+    log = []
+
+    def thread(name, start_us, hold_us):
+        yield start_us * 1000
+        yield from cpu.lock(m)
+        log.append((sim.now_ns // 1000, name, "in"))
+        yield hold_us * 1000
+        log.append((sim.now_ns // 1000, name, "out"))
+        m.release()
+
+    for args in (("A", 0, 100), ("B", 10, 20), ("D", 105, 20)):
+        sim.spawn(thread(*args))
+    sim.run()
+    return log, m, cpu
+
+
+def test_barging_mutex_is_not_left_idle_for_a_wake_up():
+    log, m, cpu = _lock_trace(barging=True)
+    # A's release frees the lock and wakes B; D asks while B is being switched in and
+    # takes it; B tries at 110, sleeps again, is woken at 125 and gets it at 135
+    assert log == [(0, "A", "in"), (100, "A", "out"), (105, "D", "in"), (125, "D", "out"),
+                   (135, "B", "in"), (155, "B", "out")]
+    assert m.acquisitions == 3 and m.contended == 1 and cpu.wakeups == 2
+
+
+def test_hand_off_mutex_holds_the_lock_through_the_wake_up():
+    log, m, cpu = _lock_trace(barging=False)
+    # A hands the lock to the sleeping B, who holds it while being switched in
+    assert log == [(0, "A", "in"), (100, "A", "out"), (110, "B", "in"), (130, "B", "out"),
+                   (140, "D", "in"), (160, "D", "out")]
+    assert cpu.wakeups == 2

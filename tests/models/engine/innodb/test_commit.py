@@ -117,8 +117,8 @@ def test_plugin_group_commit_emerges_with_concurrency():
     assert per_trx[0] == pytest.approx(2.0)
     assert all(b < a for a, b in zip(per_trx, per_trx[1:]))
     assert all(b > a for a, b in zip(tps, tps[1:]))
-    # past ~20 connections the wake-up chains (mutex hand-offs, the broadcast after
-    # each flush) limit it, not the fsyncs; it still beats the built-in by far
+    # past ~20 connections it stops growing: the waiters of each flush come back one
+    # wake-up after another (the broadcast's chain); it still beats the built-in by far
     r30, *_ = run_slap(30, QUERIES, commit_protocol="innodb_plugin_104")
     assert r30["fsyncs_per_trx_redo"] < 0.5 * per_trx[0]
     builtin, *_ = run_slap(30, QUERIES, commit_protocol="mysql51_builtin")
