@@ -18,9 +18,10 @@ Plugin's 6.1x; E4: ext3 append and overwrite; the X25-E with ``nobarrier``) with
 their tolerances at once - ``models/fs/README.md`` has the table. It is why the
 waiters of an InnoDB log flush, woken one after another through the event's mutex,
 bound the Plugin's group commit, and why an ext3 append (five sleeps per
-``fdatasync``) costs four overwrites (one sleep) rather than three. ``wakeup_us=2`` models a server booted with
-deep C-states disabled (``intel_idle.max_cstate=0 processor.max_cstate=1``). The
-filesystem layer's ``fs.wakeup_ns`` is the same quantity for kernel-side sleeps.
+``fdatasync``) costs four overwrites (one sleep) rather than three. A server booted
+with deep C-states disabled (``intel_idle.max_cstate=0 processor.max_cstate=1``) is
+``wakeup_us`` ~3-5. The filesystem layer's ``fs.wakeup_ns`` is the same quantity for
+kernel-side sleeps: sweep the two together.
 
 Broadcasts: threads sleeping on a condition variable that is broadcast
 (``pthread_cond_broadcast``; InnoDB's ``os_event_set``, MySQL 5.6's
