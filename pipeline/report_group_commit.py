@@ -10,7 +10,7 @@ other parameter that varies among the runs (``engine.sync_binlog``, a swept
 different settings.
 
     python -m pipeline.report_group_commit                      # outputs/group_commit.png
-    python -m pipeline.report_group_commit --split device.sda.cache_battery --out e2.png
+    python -m pipeline.report_group_commit --split device.sda.battery_backed --out e2.png
 
 ``plot(rows, path)`` draws from plain dicts (keys ``case``, ``split``, ``concurrency``,
 ``tps``) so it can be called without Parquet files.
