@@ -150,7 +150,7 @@ class CPU:
         value = yield ev
         waited = self.sim.now_ns - t0
         self.spin_ns_total += min(waited, spin_ns)
-        if waited <= spin_ns:
+        if waited <= spin_ns and value is not False:   # False: woken, lock not granted
             self.spins += 1
             return value
         self.wakeups += 1
@@ -160,22 +160,9 @@ class CPU:
     def lock(self, mutex, spin_ns: int = 0):
         """Acquire ``mutex``: spin up to ``spin_ns``, then sleep. A barging mutex wakes a
         sleeper without handing it the lock: it pays the wake-up, then tries again."""
-        ev = mutex.acquire()
-        while True:
-            if ev.triggered and ev.value is not False:
-                return
-            t0 = self.sim.now_ns
-            got = yield ev
-            waited = self.sim.now_ns - t0
-            self.spin_ns_total += min(waited, spin_ns)
-            if got is not False and waited <= spin_ns:
-                self.spins += 1
-                return
-            self.wakeups += 1
-            yield from self.run_ns(self.wakeup_ns)
-            if got is not False:
-                return
-            ev = mutex.acquire(retry=True)
+        got = yield from self.spin_wait(mutex.acquire(), spin_ns)
+        while got is False:
+            got = yield from self.spin_wait(mutex.acquire(retry=True), spin_ns)
 
     def stats(self, elapsed_ns: int) -> dict:
         util = self.busy_ns / (elapsed_ns * self.cfg.cores) * 100.0 if elapsed_ns > 0 else 0.0
