@@ -1,9 +1,10 @@
 """Base of the workloads that drive one measured thread through the filesystem layer
-(``buffered_write``, ``sfr_stall``): the constructor the builder calls
+(``buffered_write``, ``sfr_stall``, ``fsync_bench``): the constructor the builder calls
 (``sim, cfg, fs, rng, scale``), the scaled call count, the measured span and the
 common part of the results (run time, finished flag, the filesystem's counters).
 
-A subclass spawns its threads in ``start()``, calls ``finish()`` when its measured
+A subclass spawns its threads in ``start()``, sets ``start_ns`` if its measured span
+starts later than time 0 (after a preparation), calls ``finish()`` when its measured
 loop ends (which stops the simulation) and adds its own latency summaries in
 ``results()``.
 """

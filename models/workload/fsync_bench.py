@@ -38,6 +38,7 @@ from ..fs import (SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
+from .fs_base import FsWorkload
 
 SYNC_CALLS = ("fdatasync", "fsync", "sync_file_range", "none")
 PREPARE = ("empty", "preallocated", "zero_fill", "fallocate", "posix_fallocate")
@@ -70,23 +71,19 @@ class FsyncBenchConfig:
         at_least(self, 0, "sleep_s")
 
 
-class FsyncBench:
+class FsyncBench(FsWorkload):
+    """``start_ns`` / ``end_ns`` span the measured loop, not the file's preparation
+    (``rng`` is unused: the benchmark is deterministic)."""
+
     def __init__(self, sim: Simulator, cfg: FsyncBenchConfig, fs: Filesystem,
                  rng=None, scale: float = 1.0) -> None:
-        # ``rng`` is unused (the benchmark is deterministic); the same signature as the
-        # other filesystem workloads: (sim, cfg, fs, rng, scale)
-        self.sim = sim
-        self.cfg = cfg
-        self.fs = fs
+        super().__init__(sim, cfg, fs, rng, scale)
         self.bs = parse_size(cfg.bs, "bs")
-        self.count = max(1, int(cfg.count * scale))
         size = parse_size(cfg.file_size, "file_size") or self.bs * cfg.count
         self.file_size = max(self.bs, int(size * scale)) // 4096 * 4096 or 4096
         self.write_lat = LatencyRecorder()
         self.sync_lat = LatencyRecorder()
         self.prepare_ns = 0
-        self.loop_start_ns = 0
-        self.loop_end_ns: int | None = None
         self.process = None
 
     def start(self) -> None:
@@ -115,7 +112,7 @@ class FsyncBench:
         sync = {"fdatasync": fs.fdatasync, "fsync": fs.fsync, "none": None,
                 "sync_file_range": lambda f, off=0: fs.sync_file_range(f, off, self.bs, SFR_ALL)
                 }[cfg.sync]
-        self.loop_start_ns = sim.now_ns
+        self.start_ns = sim.now_ns
         bs = self.bs
         for i in range(self.count):
             off = i * bs
@@ -126,16 +123,15 @@ class FsyncBench:
             if sync is not None:
                 yield sync(f, off) if cfg.sync == "sync_file_range" else sync(f)
                 self.sync_lat.add(sim.now_ns - t2)
-        self.loop_end_ns = sim.now_ns
-        sim.stop()
+        self.finish()
 
     def results(self) -> dict:
-        end = self.loop_end_ns if self.loop_end_ns is not None else self.sim.now_ns
-        secs = (end - self.loop_start_ns) / 1e9
+        base = super().results()
+        secs = base["runtime_s"]
         n = len(self.write_lat)
         out = {"syncs_per_s": n / secs if secs > 0 else 0.0, "loop_s": secs, "writes": n,
-               "prepare_s": self.prepare_ns / 1e9, "finished": self.loop_end_ns is not None}
+               "prepare_s": self.prepare_ns / 1e9, "finished": base["finished"]}
         out.update(self.write_lat.summary("write_lat"))
         out.update(self.sync_lat.summary("sync_lat"))
-        out.update({f"fs_{k}": v for k, v in self.fs.stats().items()})
+        out.update(self.fs_results())
         return out
