@@ -48,9 +48,9 @@ In the Plugin the commit runs inside ``prepare_commit_mutex``, so every wait for
 these latches lengthens the serial section.
 
 All InnoDB latches spin first (``innodb_sync_spin_loops`` x ``innodb_spin_wait_delay``,
-the window ``RedoLog.spin_ns``), then sleep until ``os_event_set`` - a thread that
-slept pays the wake-up (``CPU.spin_wait``); a release prefers a waiter still spinning
-(``models.sim.SpinMutex``).
+the window ``RedoLog.spin_ns``), then sleep until ``os_event_set``; a release prefers
+a waiter still spinning, otherwise frees the latch and wakes a sleeper, which pays its
+wake-up and tries again (``models.sim.SpinMutex``, ``CPU.lock``).
 
 Deliberately not modelled: ``buf_pool->mutex`` (page fix / unfix) and the adaptive
 hash index's ``btr_search_latch``, ``LOCK_open`` and the server's other mutexes,
