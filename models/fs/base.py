@@ -7,6 +7,7 @@ Public API (every operation is called from a simulated thread and returns an
     f = fs.create("ib_logfile0", size_bytes=0, preallocate="none")   # instant setup
     f = fs.open("ib_logfile0")
     yield fs.pwrite(f, offset_bytes, size_bytes, direct=False)
+    yield fs.pwrites([(f, offset_bytes, size_bytes), ...])   # several, one after another
     yield fs.pread(f, offset_bytes, size_bytes, direct=False)
     yield fs.fsync(f);  yield fs.fdatasync(f)
     yield fs.sync_file_range(f, offset_bytes, nbytes, SYNC_FILE_RANGE_WRITE)
@@ -97,6 +98,7 @@ class Filesystem:
         self.stats_commits_forced = 0
         self.stats_flushes = 0
         self.stats_blocked_submits = 0
+        self.stats_ordered_sync_writes = 0
         self.fua_supported = device_has_fua(queue)
         self.writeback = Writeback(self)
         self.journal = self.policy.make_journal(self)
@@ -142,6 +144,20 @@ class Filesystem:
         direct = direct and self.policy.supports_direct
         gen = direct_io.write if direct else buffered.write
         return self.sim.spawn(gen(self, f, offset_bytes, size_bytes, issuer), "pwrite")
+
+    def pwrites(self, calls, issuer: int = 0) -> Event:
+        """Buffered ``pwrite(f, offset, size)`` calls made one after another by one
+        thread (``calls``: ``(f, offset_bytes, size_bytes)`` triples); the event fires
+        after the last. The same as yielding each ``pwrite`` in turn, cheaper."""
+        for f, off, n in calls:
+            _check_range(off, n, False)
+        return self.sim.spawn(self._pwrites(list(calls), issuer), "pwrites")
+
+    def _pwrites(self, calls, issuer: int):
+        total = 0
+        for f, off, n in calls:
+            total += yield from buffered.write(self, f, off, n, issuer)
+        return total
 
     def pread(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
               issuer: int = 0) -> Event:
@@ -310,6 +326,7 @@ class Filesystem:
         out = {"rmw_reads": self.stats_rmw_reads, "stable_page_waits": self.stats_stable_page_waits,
                "commits_forced": self.stats_commits_forced, "flushes": self.stats_flushes,
                "blocked_submits": self.stats_blocked_submits,
+               "ordered_sync_writes": self.stats_ordered_sync_writes,
                "pages_written": self.writeback.pages_written,
                "bios_written": self.writeback.bios_written, "pages_read": self.writeback.pages_read}
         out.update(self.journal.stats())

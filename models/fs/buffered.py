@@ -37,6 +37,8 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
     if fs.policy.write_starts_handle:
         yield from fs.journal.start_handle()
     yield from read_partial_pages(fs, f, off, off + n, p0, p1, issuer)
+    if fs.policy.ordered_collisions:
+        yield from fs.policy.before_data_write(fs, f, p0, p1, issuer)
     if cfg.stable_pages:
         while True:
             busy = f.pages_with(WRITEBACK, p0, p1)
@@ -44,17 +46,30 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
                 break
             fs.stats_stable_page_waits += 1
             yield from fs.writeback.wait_pages(f, busy)
-    holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
-    if holes.size:
-        yield from fs.policy.on_write_holes(fs, f, holes)
+    one = p1 - p0 == 1          # scalar bookkeeping for the common one-page write
+    if one:
+        if f.block[p0] < 0 and not f.state[p0] & DELALLOC:
+            yield from fs.policy.on_write_holes(fs, f, np.array([p0], np.int64))
+    else:
+        holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
+        if holes.size:
+            yield from fs.policy.on_write_holes(fs, f, holes)
     if cfg.copy_ns_per_page:
         yield cfg.copy_ns_per_page * (p1 - p0)
-    st = f.state[p0:p1]
-    new_cached = int(np.count_nonzero((st & CACHED) == 0))
-    new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
-    st |= np.uint8(fs.policy.write_flags)
-    f.wepoch[p0:p1] = NOT_ON_DEVICE
-    f.lru[p0:p1] = cache.next_tick()
+    if one:
+        s = int(f.state[p0])
+        new_cached = 0 if s & CACHED else 1
+        new_dirty = 0 if s & DIRTY else 1
+        f.state[p0] = s | fs.policy.write_flags
+        f.wepoch[p0] = NOT_ON_DEVICE
+        f.lru[p0] = cache.next_tick()
+    else:
+        st = f.state[p0:p1]
+        new_cached = int(np.count_nonzero((st & CACHED) == 0))
+        new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
+        st |= np.uint8(fs.policy.write_flags)
+        f.wepoch[p0:p1] = NOT_ON_DEVICE
+        f.lru[p0:p1] = cache.next_tick()
     f.nr_cached += new_cached
     if new_dirty:
         f.note_dirty(p0, p1)

@@ -3,11 +3,24 @@
 - Blocks are allocated in ``write()`` (no delayed allocation): an append dirties the
   block bitmap, group descriptor, indirect block and inode in the running
   transaction, so ``fdatasync`` after an append must commit the journal.
-- ``data=ordered``: every data buffer written during a transaction is on its ordered
-  list (``journal_dirty_data``), and the commit writes them all - the dirty data of
-  every file written since the last commit, not only the fsync'ed one. A journal
-  commit forced by one small fsync therefore waits for the whole filesystem's dirty
-  data (the ext3 fsync stall).
+- ``data=ordered``: every data buffer written during a transaction is filed on its
+  ordered-data list (``journal_dirty_data``, at the tail, the first time in that
+  transaction), and the commit writes them all - the dirty data of every file written
+  since the last commit, not only the fsync'ed one. A journal commit forced by one
+  small fsync therefore waits for the whole filesystem's dirty data (the ext3 fsync
+  stall).
+- The commit (``journal_submit_data_buffers``) submits the list's dirty buffers in
+  list order - the order they were first written, not file order - one buffer at a
+  time; a run of buffers adjacent on disk goes as one bio (what the elevator's back
+  merge would make of them). When the request queue is full (``nr_requests``)
+  kjournald sleeps, and the rest of the list stays dirty: the elevator can sort only
+  what it holds. Random overwrites reach the disk as random writes unless
+  ``nr_requests`` holds the whole list.
+- A ``write()`` to a buffer that is still dirty on the committing transaction's list
+  writes it out itself and waits (``sync_dirty_buffer`` in ``journal_dirty_data``),
+  then files it on the running transaction; a buffer already under I/O is just
+  refiled. With a short request queue a writer of random pages keeps landing on
+  such buffers and waits behind the queue.
 - 128-byte inodes: timestamps have one-second granularity.
 - Mounted ``barrier=0`` by default (before Linux 3.1); no ``fallocate`` (glibc's
   ``posix_fallocate`` zero-fills).
@@ -17,7 +30,11 @@ Deliberately not modelled: the reservation windows of the block allocator,
 """
 from __future__ import annotations
 
+import numpy as np
+
+from .file import DIRTY, WRITEBACK
 from .policy import FsPolicy
+from .writeback import runs
 
 
 class Ext3(FsPolicy):
@@ -25,15 +42,65 @@ class Ext3(FsPolicy):
     journal_style = "jbd"
     timestamp_granularity_ns = 1_000_000_000
 
+    @property
+    def ordered_collisions(self) -> bool:
+        return self.cfg.data == "ordered"
+
+    def before_data_write(self, fs, f, p0: int, p1: int, issuer: int):
+        """Generator (writer, before the copy): buffers of [p0, p1) still dirty on the
+        committing transaction's list are written out by the writer, who waits."""
+        C = fs.journal.committing
+        if C is None or (p1 - p0 == 1 and f.otid[p0] != C.tid):
+            return
+        hit = np.flatnonzero(f.otid[p0:p1] == C.tid)
+        if hit.size == 0:
+            return
+        hit += p0
+        n = yield from _write_filed(fs.writeback, f, hit, C.tid, issuer)
+        if n:
+            fs.stats_ordered_sync_writes += n
+            yield from fs.writeback.wait_pages(f, hit)
+
     def note_data_write(self, fs, f, p0, p1) -> None:
         if self.cfg.data == "ordered":
-            fs.journal.add_ordered(f)
+            fs.journal.file_data(f, p0, p1)
 
     def commit_ordered_data(self, fs, T):
-        """Write every dirty page of every file written during the transaction."""
+        """Write the transaction's ordered-data list in list order, then wait for all
+        of it, including buffers the flusher had under writeback."""
         wb = fs.writeback
-        files = sorted(T.ordered, key=lambda f: f.ino)
-        for f in files:
-            yield from wb.write_range(f, 0, f.cap, sync_all=False)
-        for f in files:
-            yield from wb.wait_range(f, 0, f.cap)
+        for f, pages in _segments(T.olist):
+            yield from _write_filed(wb, f, pages, T.tid, 0)
+        for f, pages in T.olist:
+            mine = pages[f.otid[pages] == T.tid]
+            if mine.size:
+                yield from wb.wait_pages(f, mine)
+        for f, pages in T.olist:
+            f.otid[pages[f.otid[pages] == T.tid]] = 0
+        T.olist = []
+
+
+def _segments(olist):
+    """The list as (file, pages) segments: consecutive filings of one file joined."""
+    out = []
+    for f, pages in olist:
+        if out and out[-1][0] is f:
+            out[-1][1].append(pages)
+        else:
+            out.append((f, [pages]))
+    return [(f, np.concatenate(p) if len(p) > 1 else p[0]) for f, p in out]
+
+
+def _write_filed(wb, f, pages: np.ndarray, tid: int, issuer: int):
+    """Generator: submit the buffers of ``pages`` still filed on ``tid`` and dirty, in
+    order, a run adjacent in the file and on disk at a time: each submission may sleep
+    for a free request, and the state of the rest is looked at again after it (other
+    threads write buffers out meanwhile). Returns the number of pages submitted."""
+    done = 0
+    for s, e in runs(pages, f.block[pages]):
+        run = pages[s:e]
+        run = run[(f.otid[run] == tid) & ((f.state[run] & (DIRTY | WRITEBACK)) == DIRTY)]
+        if run.size:
+            done += int(run.size)
+            yield from wb.write_pages(f, run, True, issuer)
+    return done

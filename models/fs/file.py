@@ -17,6 +17,8 @@ object per page):
   (-1 = with FUA; ``NOT_ON_DEVICE`` while dirty or under writeback).
 - ``meta_tid``: journal transaction that records the page's block mapping / extent
   state (0 = none needed); the mapping survives a crash once that tid is durable.
+- ``otid``: ext3 ``data=ordered``: the transaction whose ordered-data list the page's
+  buffer is filed on (0 = none; see ``ext3.py``).
 
 Inode-level metadata: ``size_bytes`` (i_size in memory), ``sync_tid`` (last
 transaction holding any change of the inode, timestamps included: what ``fsync``
@@ -60,6 +62,7 @@ class File:
         self.wb = np.zeros(0, np.int32)
         self.wepoch = np.zeros(0, np.int32)
         self.meta_tid = np.zeros(0, np.int32)
+        self.otid = np.zeros(0, np.int32)
         self.nr_cached = 0
         self.nr_dirty = 0
         self.nr_wb = 0
@@ -81,7 +84,7 @@ class File:
             return
         cap = max(npages, self.cap * 2, 64)
         for attr, fill in (("state", 0), ("block", -1), ("lru", 0), ("wb", 0),
-                           ("wepoch", 0), ("meta_tid", 0)):
+                           ("wepoch", 0), ("meta_tid", 0), ("otid", 0)):
             old = getattr(self, attr)
             new = np.full(cap, fill, old.dtype)
             new[:self.cap] = old

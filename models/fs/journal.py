@@ -45,6 +45,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 from ..device.request import WRITE, IORequest
 from ..sim import Event, Mutex
 
@@ -52,7 +54,7 @@ TAGS_PER_DESCRIPTOR = 256
 
 
 class Transaction:
-    __slots__ = ("tid", "meta", "files", "ordered", "sizes", "start", "end", "live",
+    __slots__ = ("tid", "meta", "files", "ordered", "olist", "sizes", "start", "end", "live",
                  "wepoch", "committed_ns", "started_ns")
 
     def __init__(self, tid: int) -> None:
@@ -60,6 +62,7 @@ class Transaction:
         self.meta: set[int] = set()
         self.files: set = set()
         self.ordered: set = set()
+        self.olist: list = []           # ext3: (file, pages) in the order they were filed
         self.sizes: dict = {}
         self.start = self.end = 0       # journal positions (bytes since mount)
         self.live = 0                   # metadata blocks still dirty at home
@@ -84,6 +87,7 @@ class Journal:
         self.head = 0                   # bytes written since mount
         self.tail = 0                   # oldest byte still needed for recovery
         self.running = Transaction(1)
+        self.committing: Transaction | None = None
         self.committed_tid = 0
         self.requested_tid = 0
         self.cp_list: deque[Transaction] = deque()
@@ -125,6 +129,20 @@ class Journal:
             self.sim.after(self.fs.cfg.commit_interval_ns, self._expire, T.tid)
         T.ordered.add(f)
 
+    def file_data(self, f, p0: int, p1: int) -> None:
+        """jbd ``journal_dirty_data``: file the buffers of pages [p0, p1) of ``f`` on the
+        running transaction's ordered-data list, at its tail, unless already there."""
+        T = self.running
+        if p1 - p0 == 1 and f.otid[p0] == T.tid:
+            return
+        ot = f.otid[p0:p1]
+        new = np.flatnonzero(ot != T.tid)
+        if new.size == 0:
+            return
+        self.add_ordered(f)
+        ot[new] = T.tid
+        T.olist.append((f, new + p0))
+
     # -- commits -------------------------------------------------------------------------
     def request_commit(self, tid: int) -> None:
         if tid > self.requested_tid:
@@ -165,9 +183,11 @@ class Journal:
         T = self.running
         self.running = Transaction(T.tid + 1)
         T.sizes = {f: f.disksize_bytes for f in T.files}
+        self.committing = T
         yield cfg.commit_cpu_ns
         if cfg.data == "ordered" and T.ordered:
             yield from fs.policy.commit_ordered_data(fs, T)
+        self.committing = None
         T.start = self.head
         n = len(T.meta)
         barrier = cfg.barrier

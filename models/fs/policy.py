@@ -36,6 +36,7 @@ class FsPolicy:
     write_flags = CACHED | DIRTY | HASDATA
     sfr_noop = False
     supports_direct = True
+    ordered_collisions = False     # write() may first have to write out a buffer (ext3)
 
     def __init__(self, cfg) -> None:
         self.cfg = cfg

@@ -42,13 +42,14 @@ MAX_WRITEBACK_PAGES = 1024
 
 
 def runs(pages: np.ndarray, blocks: np.ndarray, max_pages: int = BIO_MAX_PAGES):
-    """(start, end) index pairs of runs contiguous both in file and on the device."""
+    """(start, end) index pairs of runs of consecutive entries that are contiguous both
+    in the file and on the device, in the given order (which need not be sorted)."""
     n = int(pages.size)
     if n == 0:
         return []
     if (n <= max_pages and int(pages[-1]) - int(pages[0]) == n - 1
             and int(blocks[-1]) - int(blocks[0]) == n - 1
-            and (n < 3 or bool((np.diff(blocks) == 1).all()))):
+            and (n < 3 or bool(((np.diff(blocks) == 1) & (np.diff(pages) == 1)).all()))):
         return [(0, n)]
     brk = np.flatnonzero((np.diff(pages) != 1) | (np.diff(blocks) != 1)) + 1
     bounds = np.concatenate(([0], brk, [n])).tolist()

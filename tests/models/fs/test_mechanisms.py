@@ -218,3 +218,57 @@ def test_sync_file_range_blocks_when_nr_requests_are_in_use():
     # i.e. after 4 completions (1 ms each, one at a time)
     assert 4_000_000 <= lat[0] < 4_100_000
     assert fs.stats()["blocked_submits"] == 1
+
+
+def _ext3_cached_file(fs, pages):
+    f = fs.create("ix", pages * 4096, "zero_fill")
+    fs.mark_cached(f, np.arange(pages))
+    return f
+
+
+def test_ext3_timer_commit_submits_in_dirtying_order_and_merges_adjacent_buffers():
+    """jbd's t_sync_datalist: the 5 s commit sends buffers in the order write() first
+    filed them (10, 3, 7, 4, 5), not in file order; the elevator merges what it can."""
+    sim, dev, q, fs = stack("ext3", device=lambda s: CacheDevice(s, write_cache=False),
+                            memory="64m")
+    f = _ext3_cached_file(fs, 16)
+    base = int(f.block[0])
+
+    def thread():
+        for p in (10, 3, 7, 4, 5, 10):
+            yield fs.pwrite(f, p * 4096 + 100, 1000)
+
+    run_thread(sim, thread())
+    sim.run(until_ns=sim.now_ns + 6 * 10**9)          # kjournald's 5 s commit
+    data = [((off // 4096) - base, size) for _, _, off, size, _ in dev.ops(WRITE)
+            if off >= base * 4096]
+    # 10 goes first; 4 and 5 back-merge into 3's request, still queued behind it
+    assert data == [(10, 4096), (3, 12288), (7, 4096)]
+    assert fs.cache.nr_dirty == 0 and int(f.otid[:16].max()) == 0
+
+
+def test_ext3_write_to_a_buffer_still_dirty_in_the_committing_transaction_waits_for_it():
+    """With one request slot kjournald submits one buffer and sleeps; a write() to a
+    buffer further down its list writes that buffer out itself and waits for the
+    disk; a write() to the buffer already under I/O just refiles it (no wait)."""
+    slow = lambda s: CacheDevice(s, service_ns=10_000_000, write_cache=False)
+    sim, dev, q, fs = stack("ext3", device=slow, memory="64m", nr_requests=1)
+    f = _ext3_cached_file(fs, 16)
+    lat = {}
+
+    def writer():
+        for p in (1, 5, 9):
+            yield fs.pwrite(f, p * 4096, 512)
+        yield 5_005_000_000 - sim.now_ns                # the 5 s commit has started
+        assert fs.journal.committing is not None
+        for p in (1, 9):
+            t0 = sim.now_ns
+            yield fs.pwrite(f, p * 4096, 512)
+            lat[p] = sim.now_ns - t0
+
+    run_thread(sim, writer())
+    assert lat[1] < 100_000                             # under I/O: refiled, no wait
+    assert lat[9] > 10_000_000                          # dirty on the list: written, waited for
+    assert fs.stats_ordered_sync_writes == 1
+    sim.run(until_ns=sim.now_ns + 11 * 10**9)
+    assert fs.cache.nr_dirty == 0                        # the next commit wrote 1 and 9 again
