@@ -22,6 +22,7 @@ from typing import Any, Dict, Optional
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from models.block import BlockConfig
+from models.checks import MAX_SECONDS, above, at_least, at_most
 from models.engine.cpu import CPUConfig
 from models.fs import FsConfig, PageCacheConfig
 
@@ -50,8 +51,8 @@ class RunConfig:
             raise ValueError(f"seed: must be >= 0, got {self.seed}")
         if not 0 < self.scale <= 1:
             raise ValueError(f"scale: must be in (0, 1], got {self.scale}")
-        if self.duration_s < 0:
-            raise ValueError(f"duration_s: must be >= 0, got {self.duration_s}")
+        at_least(self, 0, "duration_s")
+        at_most(self, MAX_SECONDS, "duration_s")
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,8 @@ class ResultsConfig:
     def __post_init__(self) -> None:
         if not self.dir:
             raise ValueError("dir: must not be empty")
-        if self.sample_ms <= 0:
-            raise ValueError(f"sample_ms: must be > 0, got {self.sample_ms}")
+        above(self, 0, "sample_ms")
+        at_most(self, MAX_SECONDS * 1e3, "sample_ms")
 
 
 @dataclass

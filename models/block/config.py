@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import above, at_least
+from ..checks import MAX_SECONDS, above, at_least, at_most
 
 SCHEDULERS = ("noop", "deadline", "cfq")
 
@@ -40,4 +40,6 @@ class BlockConfig:
         at_least(self, 1, "nr_requests")
         at_least(self, 4, "max_sectors_kb")
         above(self, 0, "read_expire_ms", "write_expire_ms", "slice_sync_ms", "slice_async_ms")
+        at_most(self, MAX_SECONDS * 1e3, "read_expire_ms", "write_expire_ms", "slice_sync_ms",
+                "slice_async_ms")
         at_least(self, 1, "fifo_batch", "writes_starved", "quantum")

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import above, at_least
+from ..checks import MAX_SECONDS, above, at_least, at_most
 from ..sim import Event, Semaphore, Simulator
 
 
@@ -79,6 +79,7 @@ class CPUConfig:
         at_least(self, 1, "cores")
         above(self, 0, "ghz")
         at_least(self, 0, "wakeup_us", "pause_cycles")
+        at_most(self, MAX_SECONDS * 1e6, "wakeup_us")
 
 
 class CPU:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..block import BlockQueue
-from ..checks import above, at_least
+from ..checks import MAX_SECONDS, above, at_least, at_most
 from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
@@ -80,6 +80,7 @@ class FioConfig:
         if not 0 <= self.rwmixread <= 100:
             raise ValueError(f"rwmixread: must be in 0..100, got {self.rwmixread}")
         above(self, 0, "runtime_s")
+        at_most(self, MAX_SECONDS, "runtime_s")
         if not 0 <= self.ramp_time_s < self.runtime_s:
             raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
         at_least(self, 0, "number_ios")

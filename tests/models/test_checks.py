@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from models.block.config import BlockConfig
-from models.checks import above, at_least
+from models.checks import MAX_SECONDS, above, at_least, at_most
 from models.device.raid import RAIDConfig
 from models.device.ram import RAMConfig
 from models.engine.cpu import CPUConfig
@@ -32,7 +32,7 @@ def test_values_within_the_bound_pass():
     at_least(Cfg(), 1, "count", "depth")
     at_least(Cfg(), 0, "delay_us")              # the bound itself is allowed
     above(Cfg(), 0, "rate", "count")
-    at_least(Cfg(rate=math.inf), 0, "rate")
+    at_most(Cfg(), MAX_SECONDS, "delay_us", "rate")
     at_least(Cfg(count=0), 1)                   # no keys: nothing to check
 
 
@@ -44,6 +44,7 @@ def test_values_within_the_bound_pass():
     (Cfg(delay_us=1.0), 1.5, "delay_us", "delay_us: must be >= 1.5, got 1.0"),
     (Cfg(delay_us=math.nan), 0, "delay_us", "delay_us: must be >= 0, got nan"),
     (Cfg(delay_us=-math.inf), 0, "delay_us", "delay_us: must be >= 0, got -inf"),
+    (Cfg(rate=math.inf), 0, "rate", "rate: must be a finite number >= 0, got inf"),
 ])
 def test_at_least_message(cfg, minimum, key, text):
     assert message(at_least, cfg, minimum, key) == text
@@ -54,9 +55,19 @@ def test_at_least_message(cfg, minimum, key, text):
     (Cfg(rate=-2.5), "rate", "rate: must be > 0, got -2.5"),
     (Cfg(count=0), "count", "count: must be > 0, got 0"),
     (Cfg(rate=math.nan), "rate", "rate: must be > 0, got nan"),
+    (Cfg(rate=math.inf), "rate", "rate: must be a finite number > 0, got inf"),
 ])
 def test_above_message(cfg, key, text):
     assert message(above, cfg, 0, key) == text
+
+
+@pytest.mark.parametrize("cfg, text", [
+    (Cfg(delay_us=1e30), "delay_us: must be <= 1e+09, got 1e+30"),
+    (Cfg(delay_us=math.inf), "delay_us: must be <= 1e+09, got inf"),
+    (Cfg(delay_us=math.nan), "delay_us: must be <= 1e+09, got nan"),
+])
+def test_at_most_message(cfg, text):
+    assert message(at_most, cfg, MAX_SECONDS, "delay_us") == text
 
 
 def test_the_first_failing_key_in_the_given_order_is_reported():
@@ -87,6 +98,9 @@ def test_a_missing_key_is_an_attribute_error():
 @pytest.mark.parametrize("cls, kwargs, text", [
     (CPUConfig, {"cores": 0}, "cores: must be >= 1, got 0"),
     (CPUConfig, {"ghz": 0.0}, "ghz: must be > 0, got 0.0"),
+    (CPUConfig, {"ghz": math.inf}, "ghz: must be a finite number > 0, got inf"),
+    (CPUConfig, {"wakeup_us": 1e30}, "wakeup_us: must be <= 1e+15, got 1e+30"),
+    (BlockConfig, {"read_expire_ms": math.inf}, "read_expire_ms: must be a finite number > 0, got inf"),
     (BlockConfig, {"fifo_batch": 0, "quantum": 0}, "fifo_batch: must be >= 1, got 0"),
     (RAMConfig, {"capacity_bytes": 100}, "capacity_bytes: must be >= 4096, got 100"),
     (RAIDConfig, {"destage_max_bytes": 0}, "destage_max_bytes: must be >= 512, got 0"),

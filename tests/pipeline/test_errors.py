@@ -36,6 +36,14 @@ CASES = [
     pytest.param(RAID_UNKNOWN_MEMBER, "device.sda.members", id="raid-unknown-member",
                  marks=needs_raid),
     pytest.param(["-m", "workload.iodepth=1,0"], "workload.iodepth", id="multirun-one-bad-job"),
+    pytest.param(["run.duration_s=nan"], "run.duration_s", id="nan-duration"),
+    pytest.param(["run.duration_s=inf"], "run.duration_s", id="inf-duration"),
+    pytest.param(["run.duration_s=1e30"], "run.duration_s", id="overflowing-duration"),
+    pytest.param(["workload.runtime_s=1e30"], "workload.runtime_s", id="overflowing-runtime"),
+    pytest.param(["results.sample_ms=nan", "results.details=true"], "results.sample_ms",
+                 id="nan-sample-interval"),
+    pytest.param(["block.read_expire_ms=inf"], "block.read_expire_ms", id="inf-expiry"),
+    pytest.param(["cpu.ghz=inf"], "cpu.ghz", id="inf-clock"),
 ]
 
 
