@@ -8,10 +8,14 @@ device that does not exist, a group option that does not exist - ends up as a
     error: device.hdd0.rpm: must be > 0, got -1
 
 ``describe`` turns the exceptions Hydra and OmegaConf raise into that form.
+``check_output_dir`` / ``check_output_file`` do the same for where a command will
+write (``results.dir``, ``--out``), before anything runs or is written.
 """
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 EXIT_CONFIG = 2   # like argparse: the command line / config was wrong, nothing ran
 EXIT_FAILED = 1   # runs were attempted and some failed
@@ -38,6 +42,42 @@ class Interrupted(Exception):
                          f"{not_run} not run; run the same command again to resume")
         self.signum = signum
         self.code = 128 + signum
+
+
+def check_output_dir(path: str | os.PathLike, key: str) -> None:
+    """``ConfigError(key, ...)`` unless ``path`` is a directory this process can write
+    in, or one it can create: its nearest existing ancestor is a writable directory."""
+    target = Path(os.path.abspath(path))
+    probe = target
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "" if probe == target else f"cannot create {str(target)!r}: "
+        raise ConfigError(key, f"{where}{str(probe)!r} is not a directory")
+    _check_writable(probe, key)
+
+
+def check_output_file(path: str | os.PathLike, key: str) -> None:
+    """``ConfigError(key, ...)`` unless ``path`` can be written as a file: not a
+    directory, in a directory that exists or can be created (``check_output_dir``)."""
+    target = Path(os.path.abspath(path))
+    if target.is_dir():
+        raise ConfigError(key, f"{str(target)!r} is a directory; give a file name")
+    check_output_dir(target.parent, key)
+    if target.exists():
+        _check_writable(target, key)
+
+
+def _check_writable(path: Path, key: str) -> None:
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        raise ConfigError(key, f"cannot write to {str(path)!r}: read-only file system")
+    mode = os.W_OK | (os.X_OK if path.is_dir() else 0)
+    if not os.access(path, mode):
+        raise ConfigError(key, f"cannot write to {str(path)!r}: permission denied")
 
 
 def signal_name(signum: int) -> str:

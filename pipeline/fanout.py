@@ -1,7 +1,8 @@
 """Run a sweep: skip what is done, execute the rest on Ray or serially, write each
 result on the driver as it arrives, summarise.
 
-``sweep(specs, ray_cfg)`` is the driver of every run and sweep:
+``sweep(specs, ray_cfg)`` is the driver of every run and sweep (``results.dir`` must
+be a directory it can write in, or create - else a ``ConfigError`` before anything runs):
 
 1. **Resume.** A run whose result is already there and valid - same config hash,
    same code version, status ok, every file readable (``pipeline.sink.completed``) -
@@ -41,7 +42,7 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from .errors import ConfigError, Interrupted, SweepFailed, describe
+from .errors import ConfigError, Interrupted, SweepFailed, check_output_dir, describe
 from .job import RunOutput, error_text, execute
 from .progress import SweepProgress
 from .schema import RayConfig
@@ -285,7 +286,10 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
     from . import sink
 
     out = out or sys.stdout
-    for root in sorted({str(s.results.dir) for s in specs}):
+    roots = sorted({str(s.results.dir) for s in specs})
+    for root in roots:   # before anything runs: a file, or a read-only directory
+        check_output_dir(root, "results.dir")
+    for root in roots:
         sink.clean_staging(root)
     first: dict[tuple, int] = {}
     todo: list[int] = []

@@ -6,6 +6,8 @@ HYDRA_FULL_ERROR.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pipeline import registry
@@ -76,3 +78,34 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, 
 def test_bad_input_from_the_command_line(tmp_path, args, key):
     proc = run_cli(f"results.dir={tmp_path / 'outputs'}", *args, cwd=tmp_path)
     _check(proc.returncode, proc.stdout, proc.stderr, key, tmp_path)
+
+
+@pytest.mark.parametrize("flags", [[], ["-m", "hydra/launcher=serial"]], ids=["run", "sweep"])
+@pytest.mark.parametrize("target", ["f", "f/sub"], ids=["a-file", "under-a-file"])
+def test_a_results_dir_that_is_no_directory_is_one_line_before_anything_runs(
+        tmp_path, monkeypatch, capfd, flags, target):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("")
+    code = main([*flags, f"results.dir={tmp_path / target}", "workload.runtime_s=0.01"])
+    out, err = capfd.readouterr()
+    assert code == 2, err
+    assert err.strip() == (f"error: results.dir: '{tmp_path / 'f'}' is not a directory"
+                           if target == "f" else f"error: results.dir: cannot create "
+                           f"'{tmp_path / target}': '{tmp_path / 'f'}' is not a directory")
+    assert "Traceback" not in out + err
+    assert all_files(tmp_path) == [tmp_path / "f"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_read_only_results_dir_is_one_line_before_anything_runs(tmp_path, monkeypatch, capfd):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        code = main([f"results.dir={tmp_path / 'ro' / 'out'}", "workload.runtime_s=0.01"])
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+    err = capfd.readouterr().err
+    assert code == 2, err
+    assert err.strip() == f"error: results.dir: cannot write to '{tmp_path / 'ro'}': permission denied"
+    assert all_files(tmp_path) == [tmp_path / "ro"]
