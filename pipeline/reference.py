@@ -236,9 +236,13 @@ def read(path: str | Path) -> list[Reference]:
     """The rows of one reference file (raises ``ReferenceError``)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as ex:
         raise ReferenceError(f"{path}: cannot read: {ex.strerror or ex}") from None
+    except UnicodeDecodeError as ex:
+        raise ReferenceError(f"{path}: not a CSV text file (byte {ex.start} is not UTF-8)") from None
+    if "\0" in text:
+        raise ReferenceError(f"{path}: not a CSV text file (it contains NUL bytes)")
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines())
              if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
@@ -260,6 +264,8 @@ def read(path: str | Path) -> list[Reference]:
             rid = cells[0].strip() if cells and "id" == header[0] else ""
             raise _error(path, line, rid, "", f"{len(cells)} cells, the header has {len(header)}")
         rows.append(_row(path, line, dict(zip(header, cells))))
+    if not rows:
+        raise ReferenceError(f"{path.name}: no rows (only the header)")
     return rows
 
 

@@ -41,7 +41,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import reference as refmod
-from .errors import EXIT_CONFIG, EXIT_FAILED, Interrupted, SweepFailed, describe
+from .errors import (EXIT_CONFIG, EXIT_FAILED, ConfigError, Interrupted, SweepFailed,
+                     check_output_dir, describe)
 from .reference import Reference, ReferenceError
 from .validation_report import counts, print_table, summary_line, write_report
 
@@ -328,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.scale is not None and not 0 < args.scale <= 1:
             raise ReferenceError(f"--scale: must be in (0, 1], got {args.scale}")
+        check_output_dir(args.results, "--results")
+        if args.out:
+            check_output_dir(args.out, "--out")
         files = ([] if args.no_published else refmod.default_files()) + [Path(f) for f in args.reference]
         if not files:
             raise ReferenceError("no reference files (data/reference/*.csv or --reference)")
@@ -347,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         n_run = run_cases(cases, args.serial, args.jobs, args.rerun)
         read_back(cases, args.results)
         checks = evaluate(refs, where)
-    except ReferenceError as ex:
+    except (ReferenceError, ConfigError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
     except Interrupted as ex:

@@ -99,6 +99,37 @@ def test_malformed_rows_give_one_line_naming_the_row(tmp_path, capsys, header, b
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("content, expect", [
+    (b"\xff\xfe\x00\x01binary", "ref.csv: not a CSV text file (byte 0 is not UTF-8)"),
+    (b"id,experiment\x00\n", "ref.csv: not a CSV text file (it contains NUL bytes)"),
+    (HEADER.encode(), "ref.csv: no rows (only the header)"),
+    (HEADER.encode() + b"# only a comment\n", "ref.csv: no rows (only the header)"),
+], ids=["not-utf8", "nul-bytes", "header-only", "header-and-comments"])
+def test_a_reference_file_without_rows_is_one_line(tmp_path, capsys, content, expect):
+    p = tmp_path / "ref.csv"
+    p.write_bytes(content)
+    code, out, err = run_main(tmp_path, capsys, "--reference", str(p), "--out", str(tmp_path / "r"))
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("error: ") and expect in err, err
+    assert out == "" and not (tmp_path / "out").exists() and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("option, target", [("--out", "f"), ("--out", "f/sub"),
+                                            ("--results", "f"), ("--results", "f/sub")])
+def test_an_output_directory_that_cannot_be_made_is_one_line_before_running(
+        tmp_path, capsys, option, target):
+    p = write(tmp_path, f"a,aio_batch,,{FAST},iostat.sda.r_s,1,,info,src\n")
+    (tmp_path / "f").write_text("")
+    args = ["--no-published", "--serial", "--reference", str(p), "--results", str(tmp_path / "out"),
+            option, str(tmp_path / target)]
+    code = validate.main(args)
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith(f"error: {option}: ") and err.count("\n") == 1, err
+    assert f"'{tmp_path / 'f'}' is not a directory" in err
+    assert out == "" and sorted(x.name for x in tmp_path.iterdir()) == ["f", "ref.csv"]
+
+
 def test_ids_unique_across_files_and_comments_skipped(tmp_path):
     a = write(tmp_path, "# a comment\nx,aio_batch,,,iostat.sda.r_s,1,,25%,src\n", "a.csv")
     b = write(tmp_path, "\nx,aio_batch,,,iostat.sda.r_s,2,,25%,src\n", "b.csv")
