@@ -94,6 +94,19 @@ def varying_params(con, where: str = "TRUE", params: dict | None = None,
     return [c for c, v in zip(cols, varies) if v]
 
 
+def experiment_hint(name: str, known: list[str]) -> str:
+    """`` (did you mean 'aio_batch'?)`` / `` (experiments with results: a, b)`` for an
+    experiment ``name`` that has no runs; empty if it has some (none matched)."""
+    import difflib
+
+    if name in known:
+        return ""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (experiments with results: {', '.join(known)})" if known else ""
+
+
 # -- named queries ---------------------------------------------------------------------------
 def named_queries() -> dict[str, Path]:
     return {p.stem: p for p in sorted(QUERIES.glob("*.sql"))}

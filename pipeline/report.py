@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .errors import EXIT_CONFIG, EXIT_FAILED
+from . import reference
+from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
 from .plots.common import Overlay, label_of, varying
 
 
@@ -253,8 +254,14 @@ def reference_overlays(experiment: str, rows: list[dict], files: Sequence[Path])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import reference
+    try:
+        return _main(argv)
+    except (ConfigError, reference.ReferenceError) as ex:
+        print(one_line(f"error: {ex}"), file=sys.stderr)
+        return EXIT_CONFIG
 
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.report",
                                  description="Draw the publication-style plot of an experiment's runs.")
     ap.add_argument("--experiment", required=True, help="experiment name (results of any sweep of it)")
@@ -268,19 +275,32 @@ def main(argv: list[str] | None = None) -> int:
         args = ap.parse_args(argv)
     except SystemExit as ex:
         return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
+    if not Path(args.results).is_dir():
+        raise ConfigError("--results", f"{args.results!r} is not a directory"
+                          if Path(args.results).exists() else f"no such directory {args.results!r}")
+    out = Path(args.out) if args.out else Path(args.results) / "report" / f"{args.experiment}.png"
+    check_output_file(out, "--out" if args.out else "--results")
     rows = load_rows(args.results, args.experiment)
     if not rows:
-        print(f"error: no ok runs of experiment {args.experiment!r} under {args.results}/ "
-              f"(python -m pipeline.run -m experiment={args.experiment})", file=sys.stderr)
-        return EXIT_FAILED
+        from .query import experiment_hint
+        from .sink import experiments
+
+        hint = experiment_hint(args.experiment, experiments(args.results))
+        raise ConfigError("--experiment", f"no ok runs of experiment {args.experiment!r} under "
+                          f"{args.results}/" + (hint or " (python -m pipeline.run -m "
+                                                        f"experiment={args.experiment})"))
+    _check_metrics(args.metric, rows)
     overlays: list[Overlay] = []
     if not args.no_reference:
+        extra = [Path(f) for f in args.reference]
+        if extra:   # the user's own files: an error in them is theirs to fix
+            reference.load(extra)
         try:
-            overlays = reference_overlays(args.experiment, rows,
-                                          reference.default_files() + [Path(f) for f in args.reference])
+            overlays = reference_overlays(args.experiment, rows, reference.default_files() + extra)
         except reference.ReferenceError as ex:
+            if extra:
+                raise
             print(f"warning: no published overlays: {ex}", file=sys.stderr)
-    out = Path(args.out) if args.out else Path(args.results) / "report" / f"{args.experiment}.png"
     try:
         path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
                     results_dir=args.results)
@@ -289,6 +309,23 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     print(f"{path} ({len(rows)} runs, {len(overlays)} published values)")
     return 0
+
+
+def _check_metrics(metrics: Sequence[str], rows: list[dict]) -> None:
+    """Every ``--metric`` is a numeric column of the runs (``ConfigError`` naming it)."""
+    import difflib
+
+    present = set().union(*(r.keys() for r in rows))
+    for m in metrics:
+        if m not in present:
+            close = difflib.get_close_matches(m, sorted(present), n=1, cutoff=0.6)
+            raise ConfigError("--metric", f"the runs have no column {m!r}"
+                              + (f" (did you mean {close[0]!r}?)" if close else ""))
+        bad = next((r[m] for r in rows if r.get(m) is not None
+                    and not isinstance(r[m], (int, float))), None)
+        if bad is not None:
+            raise ConfigError("--metric", f"{m!r} is not a number (got {bad!r}); "
+                              "plot a metric, not a parameter")
 
 
 if __name__ == "__main__":

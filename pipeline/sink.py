@@ -191,6 +191,12 @@ def _remove_if_empty(d: Path) -> None:
 
 
 # -- reading receipts ---------------------------------------------------------------------
+def experiments(root: str | os.PathLike) -> list[str]:
+    """The experiments (partition values) with at least one run summary under ``root``."""
+    return sorted({p.parent.parent.name.partition("=")[2]
+                   for p in Path(root).glob(f"experiment=*/run=*/{SUMMARY}.parquet")})
+
+
 def read_meta(root: str | os.PathLike, experiment: str, config_hash: str) -> dict | None:
     """The ``dbio.*`` footer of a run's summary (plus ``num_rows``), or None if there is
     no summary or it is not a readable Parquet file."""

@@ -107,9 +107,12 @@ def plot_cdfs(result: dict, path: str | Path) -> Path:
     ax.legend(loc="lower right")
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        fig.savefig(tmp)
+        tmp.replace(path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -45,8 +45,40 @@ def test_command_line_overlays_published_values_on_reference_cases(tmp_path, cap
 
 
 def test_no_runs_is_an_error(tmp_path, capsys):
-    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path)]) == 1
+    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path)]) == 2
     assert "no ok runs of experiment 'aio_batch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--experiment", "aio_bach"], "--experiment: no ok runs of experiment 'aio_bach' under "
+                                   "{res}/ (did you mean 'aio_batch'?)"),
+    (["--experiment", "nosuch"], "(experiments with results: aio_batch)"),
+    (["--results", "{tmp}/nosuch"], "--results: no such directory '{tmp}/nosuch'"),
+    (["--results", "{tmp}/f"], "--results: '{tmp}/f' is not a directory"),
+    (["--metric", "iostat.sda.rMBs"], "--metric: the runs have no column 'iostat.sda.rMBs' "
+                                      "(did you mean 'iostat.sda.rMB_s'?)"),
+    (["--metric", "workload.bs"], "--metric: 'workload.bs' is not a number (got '16k')"),
+    (["--reference", "{tmp}/nosuch.csv"], "{tmp}/nosuch.csv: cannot read: No such file"),
+    (["--reference", "{tmp}/f"], "error: f: no header row"),
+    (["--out", "{tmp}/d"], "--out: '{tmp}/d' is a directory; give a file name"),
+    (["--out", "{tmp}/f/a.png"], "--out: '{tmp}/f' is not a directory"),
+], ids=["experiment-typo", "unknown-experiment", "results-missing", "results-a-file",
+        "unknown-metric", "parameter-as-metric", "reference-missing", "reference-empty",
+        "out-a-directory", "out-under-a-file"])
+def test_bad_command_line_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args,
+                                                                      expect):
+    res = tmp_path / "res"
+    aio_results(res)
+    (tmp_path / "f").write_text("")
+    (tmp_path / "d").mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    args = [a.format(tmp=tmp_path) for a in args]
+    code = report.main(["--experiment", "aio_batch", "--results", str(res), *args])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert expect.format(tmp=tmp_path, res=res) in err, err
+    assert out == "" and sorted(tmp_path.rglob("*")) == before
 
 
 def _rows(n_conc=(1, 5, 10, 30)):
