@@ -18,9 +18,12 @@ different settings.
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
 
 CASE_COLUMNS = ("engine.commit_protocol", "engine.innodb_support_xa", "engine.sync_binlog",
                 "engine.log_bin")
@@ -46,9 +49,11 @@ def load_rows(root: str | Path, split: str | None, metric: str) -> list[dict]:
 
     con = connect(root)
     cols = [c[0] for c in con.execute("DESCRIBE runs").fetchall()]
-    for need in (metric, "workload.concurrency"):
-        if need not in cols:
-            raise SystemExit(f"report_group_commit: column {need!r} not in the results")
+    for key, need in (("--metric", metric), ("--split", split), ("--results", "workload.concurrency")):
+        if need is not None and need not in cols:
+            close = difflib.get_close_matches(need, cols, n=1, cutoff=0.8)
+            raise ConfigError(key, f"column {need!r} not in the results"
+                              + (f" (did you mean {close[0]!r}?)" if close else ""))
     varying = varying_params(con, "experiment = 'group_commit' AND status = 'ok'",
                              skip=("run.seed", "workload.concurrency"))
     if split is None:
@@ -121,10 +126,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default=None,
                     help="parameter column for the panels (default: a varying device.* column)")
     args = ap.parse_args(argv)
-    rows = load_rows(args.results, args.split, args.metric)
-    if not rows:
-        print("report_group_commit: no ok rows of experiment group_commit", file=sys.stderr)
-        return 1
+    from .query import QueryError
+
+    try:
+        check_output_file(args.out, "--out")
+        try:
+            rows = load_rows(args.results, args.split, args.metric)
+        except QueryError as ex:
+            raise ConfigError("--results", str(ex)) from None
+        if not rows:
+            raise ConfigError("--results", f"no ok runs of experiment group_commit under "
+                              f"{args.results}/")
+    except ConfigError as ex:
+        print(one_line(f"error: {ex}"), file=sys.stderr)
+        return EXIT_CONFIG
     print(plot(rows, args.out))
     return 0
 

@@ -1,5 +1,6 @@
 """E2 report: rows from Parquet summaries to a PNG of throughput vs concurrency."""
 import duckdb
+import pytest
 
 from pipeline.report_group_commit import load_rows, main, plot
 
@@ -51,3 +52,27 @@ def test_every_other_varying_parameter_gets_its_own_line(tmp_path):
                                          for w in (5.0, 20.0)}
     keys = [(r["split"], r["case"], r["concurrency"]) for r in rows]
     assert len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["--results", "{tmp}/nosuch"], "--results: no results under {tmp}/nosuch/"),
+    (["--results", "{tmp}/f"], "--results: no results under {tmp}/f/"),
+    (["--results", "{tmp}/empty"], "--results: no results under {tmp}/empty/"),
+    (["--split", "device.sda.nosuch"], "--split: column 'device.sda.nosuch' not in the results"),
+    (["--metric", "mysqlslap.tpz"], "--metric: column 'mysqlslap.tpz' not in the results "
+                                    "(did you mean 'mysqlslap.tps'?)"),
+    (["--out", "{tmp}/empty"], "--out: '{tmp}/empty' is a directory; give a file name"),
+    (["--out", "{tmp}/f/g.png"], "--out: '{tmp}/f' is not a directory"),
+], ids=["results-missing", "results-a-file", "results-empty", "unknown-split", "unknown-metric",
+        "out-a-directory", "out-under-a-file"])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args, expect):
+    _write_results(tmp_path / "res")
+    (tmp_path / "f").write_text("")
+    (tmp_path / "empty").mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    args = [a.format(tmp=tmp_path) for a in args]
+    code = main(["--results", str(tmp_path / "res"), "--out", str(tmp_path / "g.png"), *args])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("error: ") and expect.format(tmp=tmp_path) in err, err
+    assert out == "" and sorted(tmp_path.rglob("*")) == before
