@@ -14,6 +14,10 @@ Pipeline keys beside ``models.workload.trace.TraceConfig`` (``mode``, ``iodepth`
   merging, iostat) or ``device`` (straight to the device's command queue, as DiskSim
   replays its validation traces - no block layer, so no iostat).
 
+A trace that cannot be read, has no requests, a malformed or out-of-range value on a
+line (a negative offset, a time that is not finite) or a request beyond the end of
+the device is a config error naming ``workload.iolog``, the file and the line.
+
 Metric columns (``trace.<metric>``): the replay's counters (``requests``, ``reads``,
 ``cache_hits``, ``mean_response_ns``, ...) and, for traces with measured times,
 ``demerit_ms`` (RMS distance between the measured and simulated service-time CDFs,
@@ -60,6 +64,18 @@ def check_extras(extras: dict) -> dict:
     return extras
 
 
+def _check_bounds(t, n: int, device, path: Path) -> None:
+    """Every replayed request lies on ``device`` (else an error naming the line)."""
+    end = t.offset_bytes[:n] + t.size_bytes[:n]
+    beyond = np.flatnonzero(end > device.capacity_bytes)
+    if beyond.size:
+        i = int(beyond[0])
+        line = f" line {int(t.lines[i])}" if t.lines.size else f" request {i + 1}"
+        raise ValueError(f"iolog: {path}{line}: offset {int(t.offset_bytes[i])} + size "
+                         f"{int(t.size_bytes[i])} is beyond the end of device "
+                         f"{device.name!r} ({device.capacity_bytes} bytes)")
+
+
 class TraceJob:
     """A ``TraceReplay`` of the trace file on ``queue`` (or its device)."""
 
@@ -70,10 +86,16 @@ class TraceJob:
         from .disksim.validate import DISKSIM_DEMERIT_MS
 
         path = resolve(extras["iolog"])
-        self.trace = read_trace(path, extras.get("iolog_format", "auto"))
+        try:
+            self.trace = read_trace(path, extras.get("iolog_format", "auto"))
+        except OSError as ex:
+            raise ValueError(f"iolog: cannot read {path}: {ex.strerror or ex}") from None
+        except ValueError as ex:
+            raise ValueError(f"iolog: {ex}") from None
         self.disksim_demerit_ms = DISKSIM_DEMERIT_MS.get(path.stem)
         target = queue if extras.get("target", "queue") == "queue" else queue.device
         t = self.trace
+        _check_bounds(t, cfg.number_ios or len(t), queue.device, path)
         self.replay = TraceReplay(sim, target, cfg, t.ops, t.offset_bytes, t.size_bytes, t.time_ns)
 
     def start(self) -> None:

@@ -5,7 +5,8 @@ with one request outstanding - see data/disksim-valid/README.md) and CSV exports
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,8 @@ class Trace:
     ``ops``: 0 read / 1 write (models.device.request READ/WRITE); ``offset_bytes``,
     ``size_bytes``; ``time_ns``: arrival time (open loop) or the idle gap after the
     request completes (closed loop, DiskSim validation traces); ``measured_ns``: the
-    measured service time where the trace has one, else empty.
+    measured service time where the trace has one, else empty; ``lines``: the line of
+    the file each request came from (for errors), else empty.
     """
 
     ops: np.ndarray
@@ -26,29 +28,50 @@ class Trace:
     time_ns: np.ndarray
     measured_ns: np.ndarray
     mode: str  # "closed" (time_ns = gap after completion) | "open" (arrival times)
+    lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return int(self.ops.size)
 
     def head(self, n: int) -> "Trace":
         return Trace(self.ops[:n], self.offset_bytes[:n], self.size_bytes[:n],
-                     self.time_ns[:n], self.measured_ns[:n], self.mode)
+                     self.time_ns[:n], self.measured_ns[:n], self.mode, self.lines[:n])
 
 
-def parse_validate_trace(text: str) -> Trace:
-    """DiskSim "validate" format -> closed-loop Trace (512-byte sectors, us -> ns)."""
-    ops, lbn, cnt, svc, gap = [], [], [], [], []
+def _number(cast, text: str, what: str, minimum: float, where: str):
+    """``cast(text)``, finite and >= ``minimum`` (> 0 for ``minimum=1``), or a
+    ``ValueError`` naming the line and the field."""
+    try:
+        v = cast(text)
+    except ValueError:
+        kind = "an integer" if cast is int else "a number"
+        raise ValueError(f"{where}: {what} must be {kind}, got {text!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{where}: {what} must be finite, got {text!r}")
+    if v < minimum:
+        raise ValueError(f"{where}: {what} must be {'> 0' if minimum == 1 else '>= 0'}, got {text}")
+    return v
+
+
+def parse_validate_trace(text: str, name: str = "validate trace") -> Trace:
+    """DiskSim "validate" format -> closed-loop Trace (512-byte sectors, us -> ns).
+    Errors name ``name`` (the file) and the line."""
+    ops, lbn, cnt, svc, gap, lines = [], [], [], [], [], []
     for ln, line in enumerate(text.splitlines(), 1):
         f = line.split()
         if not f:
             continue
+        where = f"{name} line {ln}"
         if len(f) != 6 or f[0] not in ("R", "W"):
-            raise ValueError(f"validate trace line {ln}: expected 'R|W FLAG lbn n us us'")
+            raise ValueError(f"{where}: expected 'R|W FLAG lbn n us us'")
         ops.append(0 if f[0] == "R" else 1)
-        lbn.append(int(f[2]))
-        cnt.append(int(f[3]))
-        svc.append(float(f[4]))
-        gap.append(float(f[5]))
+        lbn.append(_number(int, f[2], "lbn", 0, where))
+        cnt.append(_number(int, f[3], "sector count", 1, where))
+        svc.append(_number(float, f[4], "service time", 0, where))
+        gap.append(_number(float, f[5], "gap", 0, where))
+        lines.append(ln)
+    if not ops:
+        raise ValueError(f"{name}: no requests")
     return Trace(
         ops=np.asarray(ops, dtype=np.int8),
         offset_bytes=np.asarray(lbn, dtype=np.int64) * 512,
@@ -56,21 +79,30 @@ def parse_validate_trace(text: str) -> Trace:
         time_ns=np.rint(np.asarray(gap) * 1e3).astype(np.int64),
         measured_ns=np.rint(np.asarray(svc) * 1e3).astype(np.int64),
         mode="closed",
+        lines=np.asarray(lines, dtype=np.int64),
     )
 
 
+def _read_text(path: str | Path) -> str:
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as ex:
+        raise ValueError(f"{path}: not a trace text file (byte {ex.start} is not UTF-8)") from None
+
+
 def read_validate_trace(path: str | Path) -> Trace:
-    return parse_validate_trace(Path(path).read_text())
+    return parse_validate_trace(_read_text(path), str(path))
 
 
-def parse_csv_trace(text: str) -> Trace:
+def parse_csv_trace(text: str, name: str = "csv trace") -> Trace:
     """CSV ``time_us,op,offset_bytes,size_bytes`` (header optional) -> open-loop Trace.
 
     ``op`` is R/W (or read/write, 0/1); rows are sorted by time. This is what one
     exports from ``blkparse`` of a real system (the Q or D events: time, RWBS, sector
-    * 512, bytes).
+    * 512, bytes). Errors name ``name`` (the file) and the line.
     """
-    t, ops, off, size = [], [], [], []
+    t, ops, off, size, lines = [], [], [], [], []
     for ln, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
@@ -78,18 +110,22 @@ def parse_csv_trace(text: str) -> Trace:
         f = [x.strip() for x in line.split(",")]
         if ln == 1 and not f[0].replace(".", "", 1).isdigit():
             continue  # header
+        where = f"{name} line {ln}"
         if len(f) != 4:
-            raise ValueError(f"csv trace line {ln}: expected time_us,op,offset_bytes,size_bytes")
+            raise ValueError(f"{where}: expected time_us,op,offset_bytes,size_bytes")
         op = f[1].upper()
         if op in ("R", "READ", "0") or op.startswith("R"):
             ops.append(0)
         elif op in ("W", "WRITE", "1") or op.startswith("W"):
             ops.append(1)
         else:
-            raise ValueError(f"csv trace line {ln}: op must be R or W, got {f[1]!r}")
-        t.append(float(f[0]))
-        off.append(int(f[2]))
-        size.append(int(f[3]))
+            raise ValueError(f"{where}: op must be R or W, got {f[1]!r}")
+        t.append(_number(float, f[0], "time_us", 0, where))
+        off.append(_number(int, f[2], "offset_bytes", 0, where))
+        size.append(_number(int, f[3], "size_bytes", 1, where))
+        lines.append(ln)
+    if not ops:
+        raise ValueError(f"{name}: no requests")
     order = np.argsort(np.asarray(t), kind="stable")
     return Trace(
         ops=np.asarray(ops, dtype=np.int8)[order],
@@ -98,11 +134,12 @@ def parse_csv_trace(text: str) -> Trace:
         time_ns=np.rint(np.asarray(t) * 1e3).astype(np.int64)[order],
         measured_ns=np.zeros(0, dtype=np.int64),
         mode="open",
+        lines=np.asarray(lines, dtype=np.int64)[order],
     )
 
 
 def read_csv_trace(path: str | Path) -> Trace:
-    return parse_csv_trace(Path(path).read_text())
+    return parse_csv_trace(_read_text(path), str(path))
 
 
 def read_trace(path: str | Path, fmt: str = "auto") -> Trace:

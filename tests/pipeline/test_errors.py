@@ -109,3 +109,35 @@ def test_a_read_only_results_dir_is_one_line_before_anything_runs(tmp_path, monk
     assert code == 2, err
     assert err.strip() == f"error: results.dir: cannot write to '{tmp_path / 'ro'}': permission denied"
     assert all_files(tmp_path) == [tmp_path / "ro"]
+
+
+CSV_HEADER = "time_us,op,offset_bytes,size_bytes\n"
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("t.csv", CSV_HEADER, "{f}: no requests"),
+    ("t.csv", "", "{f}: no requests"),
+    ("t.trace", "\n", "{f}: no requests"),
+    ("t.csv", CSV_HEADER + "0,R,0,4096\n100,W,abc,4096\n", "{f} line 3: offset_bytes must be an integer, got 'abc'"),
+    ("t.csv", CSV_HEADER + "0,R,-4096,4096\n", "{f} line 2: offset_bytes must be >= 0, got -4096"),
+    ("t.csv", CSV_HEADER + "0,R,0,0\n", "{f} line 2: size_bytes must be > 0, got 0"),
+    ("t.csv", CSV_HEADER + "nan,R,0,4096\n", "{f} line 2: time_us must be finite, got 'nan'"),
+    ("t.csv", CSV_HEADER + "0,R,0,4096\n5,R,999999999999999,4096\n",
+     "{f} line 3: offset 999999999999999 + size 4096 is beyond the end of device 'sda'"),
+    ("t.trace", "R Hit 4583176 4 663.0 45422.0\nR Hit abc 4 1.0 2.0\n",
+     "{f} line 2: lbn must be an integer, got 'abc'"),
+    ("t.trace", "R Hit 100 4 663.0 -1\n", "{f} line 1: gap must be >= 0, got -1"),
+], ids=["header-only", "empty-csv", "empty-trace", "not-a-number", "negative-offset",
+        "zero-size", "nan-time", "beyond-the-device", "trace-not-a-number", "trace-negative-gap"])
+def test_a_bad_trace_file_is_one_line_naming_the_file_and_line(tmp_path, monkeypatch, capfd,
+                                                               name, text, message):
+    monkeypatch.chdir(tmp_path)
+    trace = tmp_path / name
+    trace.write_text(text)
+    code = main([f"results.dir={tmp_path / 'outputs'}", "workload=trace",
+                 f"workload.iolog={trace}"])
+    out, err = capfd.readouterr()
+    assert code == 2, err
+    assert err.startswith("error: workload.iolog: " + message.format(f=trace)), err
+    assert err.count("\n") == 1 and "Traceback" not in out + err and out == ""
+    assert all_files(tmp_path) == [trace]
