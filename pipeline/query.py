@@ -32,7 +32,7 @@ from pathlib import Path
 import duckdb
 
 from .columns import is_param
-from .errors import EXIT_CONFIG
+from .errors import EXIT_CONFIG, ConfigError, check_output_file
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
@@ -251,11 +251,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.list or not args.query:
+    if args.list or args.query is None:
         for name, path in named_queries().items():
             print(f"{name:14s} {_describe_query(path)}")
         return 0 if args.list else EXIT_CONFIG
     try:
+        if not args.query.strip():
+            raise QueryError("the query is empty: give SQL text or the name of a query (--list)")
+        for opt, path in (("--csv", args.csv), ("--parquet", args.parquet)):
+            if path is not None:   # before the table is printed
+                check_output_file(path, opt)
         params = {}
         for kv in args.param:
             if "=" not in kv:
@@ -263,6 +268,12 @@ def main(argv: list[str] | None = None) -> int:
             k, v = kv.split("=", 1)
             params[k] = v
         con = connect(args.dir)
+        if args.experiment is not None:
+            known = [r[0] for r in con.execute("SELECT DISTINCT experiment FROM runs "
+                                               "ORDER BY 1").fetchall()]
+            if args.experiment not in known:
+                raise QueryError(f"--experiment: no runs of experiment {args.experiment!r} under "
+                                 f"{args.dir}/" + experiment_hint(args.experiment, known))
         if re.fullmatch(r"[A-Za-z_]\w*", args.query.strip()):
             sql, params = named(con, args.query.strip(), args.experiment, args.metric,
                                 args.asc, params)
@@ -270,6 +281,12 @@ def main(argv: list[str] | None = None) -> int:
             sql = args.query
             if args.experiment is not None:
                 params["experiment"] = args.experiment
+        wanted = set(re.findall(r"\$([A-Za-z_]\w*)", sql))
+        for kv in args.param:
+            name = kv.split("=", 1)[0]
+            if name not in wanted:
+                raise QueryError(f"--param {name}: the query has no ${name} "
+                                 f"(its parameters: {', '.join(sorted(wanted)) or 'none'})")
         if args.show_sql:
             print(sql, file=sys.stderr)
         res = run_sql(con, sql, params)
@@ -279,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             export(con, sql, used, args.csv, "csv")
         if args.parquet:
             export(con, sql, used, args.parquet, "parquet")
-    except QueryError as ex:
+    except (QueryError, ConfigError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
     return 0

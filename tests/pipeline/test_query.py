@@ -113,6 +113,28 @@ def test_cli_errors_are_one_line_exit_2(results, tmp_path, capsys):
     assert "--experiment" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args, expect", [
+    ([" "], "error: the query is empty"),
+    (["best", "--experiment", "nosuch", "--metric", "fio.MB_s"],
+     "error: --experiment: no runs of experiment 'nosuch' under {dir}/ "
+     "(experiments with results: other, sched)"),
+    (["best", "--experiment", "shed", "--metric", "fio.MB_s"], "(did you mean 'sched'?)"),
+    (["summary", "--param", "nosuch=1"], "error: --param nosuch: the query has no $nosuch"),
+    (["summary", "--csv", "{tmp}/f/x.csv"], "error: --csv: '{tmp}/f' is not a directory"),
+    (["summary", "--csv", "{tmp}"], "error: --csv: '{tmp}' is a directory; give a file name"),
+    (["summary", "--parquet", "{tmp}/f/x.parquet"], "error: --parquet: '{tmp}/f' is not a directory"),
+], ids=["blank-sql", "unknown-experiment", "experiment-typo", "unknown-param", "csv-under-a-file",
+        "csv-a-directory", "parquet-under-a-file"])
+def test_bad_input_is_one_line_exit_2_before_any_output(results, tmp_path, capsys, args, expect):
+    (tmp_path / "f").write_text("")
+    before = sorted(tmp_path.rglob("*"))
+    args = [a.format(tmp=tmp_path) for a in args]
+    assert query.main(["--dir", str(results), *args]) == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and expect.format(tmp=tmp_path, dir=results) in err, err
+    assert out == "" and sorted(tmp_path.rglob("*")) == before
+
+
 def test_partial_files_are_invisible(results):
     stray = next(results.glob("experiment=sched/run=a1"))
     (stray / ".tmp-summary-1.parquet.partial").write_bytes(b"half a file")
