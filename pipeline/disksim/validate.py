@@ -5,8 +5,10 @@ from the drive's imported config and compare the service-time CDFs (the demerit)
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from ..errors import EXIT_CONFIG, ConfigError, check_output_dir, one_line
 from .traces import Trace, read_validate_trace
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -135,6 +137,22 @@ def format_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _check_args(a) -> None:
+    """Drive names, ``--n`` and ``--png`` (``ConfigError`` naming the option)."""
+    import difflib
+
+    for d in a.drives:
+        if d not in DRIVES:
+            close = difflib.get_close_matches(d, DRIVES, n=1, cutoff=0.6)
+            raise ConfigError("drives", f"unknown drive {d!r} ("
+                              + (f"did you mean {close[0]!r}? " if close else "")
+                              + f"drives: {', '.join(DRIVES)})")
+    if a.n < 0:
+        raise ConfigError("--n", f"must be >= 0 (0 = every request), got {a.n}")
+    if a.png:
+        check_output_dir(a.png, "--png")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.disksim [DRIVE ...] [--n N] [--png DIR]``: the table."""
     import argparse
@@ -145,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=0, help="first N requests only")
     ap.add_argument("--png", default="", help="write one CDF plot per drive into DIR")
     a = ap.parse_args(argv)
+    try:
+        _check_args(a)
+    except ConfigError as ex:
+        print(one_line(f"error: {ex}"), file=sys.stderr)
+        return EXIT_CONFIG
     results = []
     for d in a.drives:
         r = validate_drive(d, a.n)

@@ -187,3 +187,18 @@ def test_hdd_layout_matches_disksim_layout(drive, specs):
         assert ds.lbn_to_pbn(m, first)[:2] == (c, h) and ds.lbn_to_pbn(m, end - 1)[:2] == (c, h)
         assert first == 0 or ds.lbn_to_pbn(m, first - 1)[:2] != (c, h)
         assert end >= m.block_count or ds.lbn_to_pbn(m, end)[:2] != (c, h)
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["nosuchdrive"], "error: drives: unknown drive 'nosuchdrive' (drives: atlas_III, "),
+    (["atlas10"], "error: drives: unknown drive 'atlas10' (did you mean 'atlas10k'?"),
+    (["atlas10k", "--n", "-5"], "error: --n: must be >= 0 (0 = every request), got -5"),
+    (["atlas10k", "--n", "5", "--png", "{tmp}/f"], "error: --png: '{tmp}/f' is not a directory"),
+    (["atlas10k", "--n", "5", "--png", "{tmp}/f/sub"], "error: --png: cannot create"),
+], ids=["unknown-drive", "drive-typo", "negative-n", "png-a-file", "png-under-a-file"])
+def test_validation_command_bad_input_is_one_line_exit_2(tmp_path, capsys, args, expect):
+    (tmp_path / "f").write_text("")
+    assert ds.main([a.format(tmp=tmp_path) for a in args]) == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith(expect.format(tmp=tmp_path)), err
+    assert out == "" and [p.name for p in tmp_path.iterdir()] == ["f"]
