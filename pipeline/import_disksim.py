@@ -60,6 +60,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
 from .disksim import (DATA_DIR, DRIVES, SECTPERRANGE_SPARING, SUPPORTED_SPARING, TRACK_SPARING,
                       DiskSpec, hpl_seek_ms, read_diskspecs, zone_lbn_counts)
 
@@ -310,21 +311,31 @@ def import_drive(diskspecs: str | Path, out: str | Path | None = None) -> Path:
         shown = src.resolve().relative_to(REPO)
     except ValueError:
         shown = src
-    write_atomic(out, render_yaml(spec, shown))
+    text = render_yaml(spec, shown)
+    _as_hdd_config(yaml.safe_load(text))   # the model's own range checks, before writing
+    write_atomic(out, text)
     return out
+
+
+def _as_hdd_config(d: dict):
+    from models.device.hdd import HDDConfig
+
+    d = dict(d)
+    if d.pop("type", "hdd") != "hdd":
+        raise ValueError("type: expected hdd")
+    d["zones"] = tuple(d["zones"])
+    for k in ("seek_curve_cyl", "seek_curve_ms"):
+        d[k] = tuple(d.get(k, ()))
+    return HDDConfig(**d)
 
 
 def load_hdd_config(path: str | Path):
     """Read an imported YAML back as an HDDConfig (what a replay uses); the pipeline's
     ``type`` key is not a field and is dropped."""
-    from models.device.hdd import HDDConfig
-    d = yaml.safe_load(Path(path).read_text())
-    if d.pop("type", "hdd") != "hdd":
-        raise ValueError(f"{path}: type: expected hdd")
-    d["zones"] = tuple(d["zones"])
-    for k in ("seek_curve_cyl", "seek_curve_ms"):
-        d[k] = tuple(d.get(k, ()))
-    return HDDConfig(**d)
+    try:
+        return _as_hdd_config(yaml.safe_load(Path(path).read_text()))
+    except ValueError as ex:
+        raise ValueError(f"{path}: {ex}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,7 +352,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not a.diskspecs:
         ap.error("give NAME.diskspecs or --all")
-    print(import_drive(a.diskspecs, a.out))
+    try:
+        if a.out:
+            check_output_file(a.out, "--out")
+        path = import_drive(a.diskspecs, a.out)
+    except ConfigError as ex:
+        print(one_line(f"error: {ex}"), file=sys.stderr)
+        return EXIT_CONFIG
+    except OSError as ex:
+        print(one_line(f"error: {ex.filename or a.diskspecs}: cannot read: {ex.strerror or ex}"),
+              file=sys.stderr)
+        return EXIT_CONFIG
+    except (ValueError, KeyError, IndexError) as ex:
+        what = f"missing parameter {ex}" if isinstance(ex, KeyError) else str(ex).splitlines()[0]
+        print(one_line(f"error: {a.diskspecs}: {what}"), file=sys.stderr)
+        return EXIT_CONFIG
+    print(path)
     return 0
 
 

@@ -150,13 +150,23 @@ def parse_seek(text: str) -> tuple[np.ndarray, np.ndarray]:
     """A ``.seek`` file -> (distance_cyl int64, seek_ms float64), in file order."""
     d: list[int] = []
     t: list[float] = []
-    for line in text.splitlines():
+    declared = None
+    for ln, line in enumerate(text.splitlines(), 1):
         line = line.strip()
-        if not line or not line[0].isdigit():
+        if not line:
             continue
-        a, b = re.split(r"[,\s]+", line, maxsplit=1)
-        d.append(int(a))
-        t.append(float(b.strip().rstrip(",")))
+        head = re.match(r"Seek distances measured:\s*(\d+)$", line)
+        if head:
+            declared = int(head.group(1))
+            continue
+        try:
+            a, b = re.split(r"[,\s]+", line, maxsplit=1)
+            d.append(int(a))
+            t.append(float(b.strip().rstrip(",")))
+        except ValueError:
+            raise ValueError(f"seek curve line {ln}: expected 'distance, ms', got {line!r}") from None
+    if declared is not None and declared != len(d):
+        raise ValueError(f"seek curve: {len(d)} seeks, the header says {declared}")
     dist = np.asarray(d, dtype=np.int64)
     if dist.size == 0 or np.any(np.diff(dist) <= 0):
         raise ValueError("seek curve: distances must be present and increasing")

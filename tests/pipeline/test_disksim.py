@@ -202,3 +202,37 @@ def test_validation_command_bad_input_is_one_line_exit_2(tmp_path, capsys, args,
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.startswith(expect.format(tmp=tmp_path)), err
     assert out == "" and [p.name for p in tmp_path.iterdir()] == ["f"]
+
+
+def _break_seek(d):
+    seek = d / "atlas10k.seek"
+    lines = seek.read_text().splitlines()
+    seek.write_text("\n".join(lines[:4] + ["garbage line here"] + lines[5:]) + "\n")
+
+
+def _negative_rpm(d):
+    f = next(p for p in d.iterdir() if "Rotation speed (in rpms) = " in p.read_text())
+    f.write_text(f.read_text().replace("Rotation speed (in rpms) = ", "Rotation speed (in rpms) = -"))
+
+
+@pytest.mark.parametrize("damage, out, expect", [
+    (lambda d: (d / "atlas10k.seek").unlink(), "a.yaml", "{d}/atlas10k.seek: cannot read: No such file"),
+    (_break_seek, "a.yaml", "{d}/atlas10k.diskspecs: seek curve line 5: expected 'distance, ms'"),
+    (_negative_rpm, "a.yaml", "{d}/atlas10k.diskspecs: rpm: must be > 0, got -"),
+    (lambda d: (d / "atlas10k.diskspecs").write_text(""), "a.yaml",
+     "{d}/atlas10k.diskspecs: no disksim_disk block found"),
+    (lambda d: None, "", "--out: '{tmp}' is a directory; give a file name"),
+], ids=["no-seek-file", "garbage-seek-line", "negative-rpm", "empty-diskspecs", "out-a-directory"])
+def test_importer_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, damage, out,
+                                                                  expect):
+    d = tmp_path / "ds"
+    d.mkdir()
+    for p in ds.DATA_DIR.glob("atlas10k.*"):
+        (d / p.name).write_bytes(p.read_bytes())
+    damage(d)
+    before = sorted(tmp_path.rglob("*"))
+    assert imp.main([str(d / "atlas10k.diskspecs"), "--out", str(tmp_path / out)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.count("\n") == 1 and err.startswith("error: " + expect.format(d=d, tmp=tmp_path)), err
+    assert captured.out == "" and sorted(tmp_path.rglob("*")) == before
