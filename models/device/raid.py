@@ -52,6 +52,8 @@ from ..checks import above, at_least
 from ..sim import Simulator
 from .base import Device
 from .raid_cache import DirtyExtents
+
+DESTAGE_ORDERS = ("age", "address")
 from .request import FLUSH, READ, WRITE, IORequest
 
 _LEVELS = (0, 1, 10)
@@ -90,6 +92,8 @@ class RAIDConfig:
     write_back_without_battery: bool = False
     destage_max_inflight: int = 16
     destage_max_bytes: int = 2**20
+    destage_order: str = "age"
+    cache_line_bytes: int = 64 * 1024
     max_hw_sectors_kb: int = 0
 
     def __post_init__(self) -> None:
@@ -105,7 +109,12 @@ class RAIDConfig:
         at_least(self, 0, "controller_cpu_us", "controller_latency_us")
         above(self, 0, "host_MBps")
         at_least(self, 0, "cache_size_bytes", "max_hw_sectors_kb")
-        at_least(self, 512, "destage_max_bytes")
+        at_least(self, 512, "destage_max_bytes", "cache_line_bytes")
+        if self.cache_line_bytes % 512:
+            raise ValueError(f"cache_line_bytes: must be a multiple of 512, got {self.cache_line_bytes}")
+        if self.destage_order not in DESTAGE_ORDERS:
+            raise ValueError(f"destage_order: must be one of {', '.join(DESTAGE_ORDERS)}, "
+                             f"got {self.destage_order!r}")
 
 
 def _check_member_count(level: int, n: int) -> None:
@@ -175,9 +184,11 @@ class RAID(Device):
         self._last_end = [0] * n               # where the member's last command ended
         self.write_back = cfg.write_back and (cfg.battery_backed or cfg.write_back_without_battery)
         self.cache_volatile = self.write_back and not cfg.battery_backed
-        self.dirty = DirtyExtents()
+        self.dirty = DirtyExtents(by_age=cfg.destage_order == "age")
         self._destaging: list[_Cmd] = []
-        self._cache_used = 0                   # dirty + being destaged
+        self._cache_used = 0                   # cache space of the lines in use
+        self._data_bytes = 0                   # dirty + being destaged
+        self._lines: set[int] = set()          # cache lines holding dirty / destaging data
         self._cursor = 0
         self._waiting: deque[tuple[IORequest, int]] = deque()   # writes waiting for room
         self._drain_flushes: list[IORequest] = []               # volatile write-back
@@ -222,7 +233,7 @@ class RAID(Device):
             self.sim.at(t + self._lat_ns, self._done, req)
 
     def volatile_bytes(self) -> int:
-        own = self._cache_used if self.cache_volatile else 0
+        own = self._data_bytes if self.cache_volatile else 0
         return own + sum(m.volatile_bytes() for m in self.members)
 
     def stats(self) -> dict:
@@ -233,8 +244,9 @@ class RAID(Device):
             "cache_wait_ns": self.cache_wait_ns,
             "destage_ops": self.destage_ops,
             "destage_bytes": self.destage_bytes,
-            "cache_dirty_bytes": self._cache_used,
+            "cache_dirty_bytes": self._data_bytes,
             "cache_max_used_bytes": self.max_cache_used,
+            "cache_lines_used": len(self._lines),
         })
         return s
 
@@ -281,7 +293,7 @@ class RAID(Device):
         return end
 
     def _in_cache(self, start: int, end: int) -> bool:
-        if not self._cache_used:
+        if not self._data_bytes:
             return False
         if self.dirty.covered(start, end) == end - start:
             return True
@@ -312,7 +324,7 @@ class RAID(Device):
             self._send(m, IORequest(FLUSH, 0, 0), cmd, True)
 
     def _drain_then_flush(self, req: IORequest) -> None:
-        if self._cache_used:
+        if self._data_bytes:
             self._drain_flushes.append(req)
         else:
             self._flush_members(req)
@@ -324,13 +336,25 @@ class RAID(Device):
             return
         self._admit(req)
 
+    def _line_range(self, start: int, end: int) -> range:
+        L = self.cfg.cache_line_bytes
+        return range(start // L, (end - 1) // L + 1)
+
     def _need(self, req: IORequest) -> int:
-        return req.size_bytes - self.dirty.covered(req.offset_bytes, req.end_bytes)
+        """Cache space a write needs: the lines it touches that hold nothing yet."""
+        lines = self._lines
+        return self.cfg.cache_line_bytes * sum(
+            1 for k in self._line_range(req.offset_bytes, req.end_bytes) if k not in lines)
 
     def _admit(self, req: IORequest) -> None:
         added = self.dirty.add(req.offset_bytes, req.end_bytes)
         self.cache_write_hit_bytes += req.size_bytes - added
-        self._cache_used += added
+        self._data_bytes += added
+        lines = self._lines
+        for k in self._line_range(req.offset_bytes, req.end_bytes):
+            if k not in lines:
+                lines.add(k)
+                self._cache_used += self.cfg.cache_line_bytes
         if self._cache_used > self.max_cache_used:
             self.max_cache_used = self._cache_used
         self.sim.at(self._link(WRITE, self.sim.now_ns, req.size_bytes) + self._lat_ns, self._done, req)
@@ -351,9 +375,13 @@ class RAID(Device):
     # -- destage --------------------------------------------------------------------------------
     def _destage(self) -> None:
         cfg = self.cfg
+        by_age = cfg.destage_order == "age"
         while len(self._destaging) < cfg.destage_max_inflight and self.dirty.bytes:
-            s, e = self.dirty.take(self._cursor, cfg.destage_max_bytes)
-            self._cursor = e
+            if by_age:
+                s, e = self.dirty.take_oldest(cfg.destage_max_bytes)
+            else:
+                s, e = self.dirty.take(self._cursor, cfg.destage_max_bytes)
+                self._cursor = e
             cmd = _Cmd(None, _DESTAGE, s, e)
             self._destaging.append(cmd)
             self.destage_ops += 1
@@ -364,7 +392,14 @@ class RAID(Device):
 
     def _destaged(self, cmd: _Cmd) -> None:
         self._destaging.remove(cmd)
-        self._cache_used -= cmd.end - cmd.start
+        self._data_bytes -= cmd.end - cmd.start
+        L, lines = self.cfg.cache_line_bytes, self._lines
+        for k in self._line_range(cmd.start, cmd.end):
+            a, b = k * L, (k + 1) * L
+            if k in lines and not self.dirty.covered(a, b) and not any(
+                    c.start < b and a < c.end for c in self._destaging):
+                lines.discard(k)
+                self._cache_used -= L
         now = self.sim.now_ns
         waiting = self._waiting
         while waiting:
@@ -375,7 +410,7 @@ class RAID(Device):
             self.cache_wait_ns += now - since
             self._admit(req)
         self._destage()
-        if self._drain_flushes and not self._cache_used:
+        if self._drain_flushes and not self._data_bytes:
             flushes, self._drain_flushes = self._drain_flushes, []
             for req in flushes:
                 self._flush_members(req)

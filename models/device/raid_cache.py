@@ -3,9 +3,11 @@ extents of the array's logical address space.
 
 What it models: overwriting dirty data costs no new cache space (write hits coalesce,
 e.g. a redo log rewriting its last block); adjacent writes merge into one extent, so
-the destage of a sequential stream is one large member write; destage takes extents in
-ascending address order from a cursor that wraps (C-SCAN elevator), so a full cache
-is written back as sorted sweeps.
+the destage of a sequential stream is one large member write. Destage takes either
+the oldest extent first (``take_oldest``: the order the data was written; an extent's
+age is that of its oldest byte) or extents in ascending address order from a cursor
+that wraps (``take``: a C-SCAN elevator, so a full cache is written back as sorted
+sweeps).
 
 Kept as two parallel sorted lists (``starts``, ``ends``) searched with ``bisect``:
 O(log n) search, O(n) memmove inserts in C, no per-byte or per-block Python objects.
@@ -13,18 +15,28 @@ Deliberately not modelled: cache lines, clean (read) data, per-sector dirty bitm
 """
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right
 
 
 class DirtyExtents:
-    """Disjoint, non-adjacent ``[start, end)`` extents; ``bytes`` is their total."""
+    """Disjoint, non-adjacent ``[start, end)`` extents; ``bytes`` is their total;
+    ``ages`` the sequence number of each extent's oldest write."""
 
-    __slots__ = ("starts", "ends", "bytes")
+    __slots__ = ("starts", "ends", "ages", "bytes", "by_age", "_seq", "_heap")
 
-    def __init__(self) -> None:
+    def __init__(self, by_age: bool = False) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
+        self.ages: list[int] = []
         self.bytes = 0
+        self.by_age = by_age                        # keep the heap ``take_oldest`` needs
+        self._seq = 0
+        self._heap: list[tuple[int, int]] = []     # (age, start), validated lazily
+
+    def _push(self, age: int, start: int) -> None:
+        if self.by_age:
+            heapq.heappush(self._heap, (age, start))
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -41,12 +53,15 @@ class DirtyExtents:
 
     def add(self, start: int, end: int) -> int:
         """Mark ``[start, end)`` dirty; returns the bytes that were not dirty before."""
-        starts, ends = self.starts, self.ends
+        starts, ends, ages = self.starts, self.ends, self.ages
         i = bisect_left(ends, start)             # first extent that ends at/after start
         j = bisect_right(starts, end)            # extents from i to j-1 touch the range
         if i == j:
+            self._seq += 1
             starts.insert(i, start)
             ends.insert(i, end)
+            ages.insert(i, self._seq)
+            self._push(self._seq, start)
             self.bytes += end - start
             return end - start
         old = 0
@@ -54,11 +69,36 @@ class DirtyExtents:
             old += ends[k] - starts[k]
         s = min(start, starts[i])
         e = max(end, ends[j - 1])
+        age = min(ages[i:j])
+        moved = s != starts[age_index(ages, i, j, age)]
         starts[i:j] = [s]
         ends[i:j] = [e]
+        ages[i:j] = [age]
+        if moved:
+            self._push(age, s)
         added = (e - s) - old
         self.bytes += added
         return added
+
+    def take_oldest(self, max_bytes: int) -> tuple[int, int] | None:
+        """Remove and return up to ``max_bytes`` from the start of the extent written
+        longest ago, or None when nothing is dirty."""
+        starts, ends, ages, heap = self.starts, self.ends, self.ages, self._heap
+        if not starts:
+            return None
+        while True:
+            age, s = heapq.heappop(heap)
+            i = bisect_right(starts, s) - 1
+            if i >= 0 and starts[i] == s and ages[i] == age:
+                break
+        e = min(ends[i], s + max_bytes)
+        if e == ends[i]:
+            del starts[i], ends[i], ages[i]
+        else:
+            starts[i] = e
+            self._push(age, e)
+        self.bytes -= e - s
+        return s, e
 
     def take(self, cursor: int, max_bytes: int) -> tuple[int, int] | None:
         """Remove and return up to ``max_bytes`` of the first extent at or after
@@ -71,17 +111,28 @@ class DirtyExtents:
             i = 0
         s = max(starts[i], cursor) if starts[i] < cursor < ends[i] else starts[i]
         e = min(ends[i], s + max_bytes)
+        ages = self.ages
         if s == starts[i]:
             if e == ends[i]:
-                del starts[i]
-                del ends[i]
+                del starts[i], ends[i], ages[i]
             else:
                 starts[i] = e
+                self._push(ages[i], e)
         elif e == ends[i]:
             ends[i] = s
         else:                                   # from the middle: split the extent
             starts.insert(i + 1, e)
             ends.insert(i + 1, ends[i])
+            ages.insert(i + 1, ages[i])
+            self._push(ages[i], e)
             ends[i] = s
         self.bytes -= e - s
         return s, e
+
+
+def age_index(ages: list[int], i: int, j: int, age: int) -> int:
+    """Index in ``[i, j)`` of the extent whose age is ``age``."""
+    for k in range(i, j):
+        if ages[k] == age:
+            return k
+    return i

@@ -192,8 +192,8 @@ def _sync_write_flush_loop(sim, raid, n, offsets):
 def test_cache_speed_until_full_then_destage_speed_fixed_members():
     sim = Simulator()
     members = _fixed(sim, 2, service_ns=2 * MS, qd=1)
-    raid = RAID(sim, "md0", RAIDConfig(cache_size_bytes=64 * 4096, destage_max_inflight=1),
-                members)
+    raid = RAID(sim, "md0", RAIDConfig(cache_size_bytes=64 * 4096, destage_max_inflight=1,
+                                       cache_line_bytes=4096), members)
     offs = np.arange(400) * 1_000_000 // 4096 * 4096          # no two writes adjacent
     lat = _sync_write_flush_loop(sim, raid, 400, offs)
     # write (14.096 us + LAT) + flush (10 us + LAT) while there is room ...
@@ -203,10 +203,27 @@ def test_cache_speed_until_full_then_destage_speed_fixed_members():
     assert raid.cache_full_waits > 300 and raid.stats()["cache_max_used_bytes"] == 64 * 4096
 
 
-def test_destage_is_sorted_sweeps():
+def test_cache_space_is_taken_in_whole_cache_lines():
+    """A 256 KB cache of 64 KB lines holds 4 scattered 4 KB writes, but 64 adjacent ones
+    (16 per line); a line is free again once everything dirty in it is destaged."""
+    for adjacent, fit in ((False, 4), (True, 64)):
+        sim = Simulator()
+        members = _fixed(sim, 2, service_ns=500 * MS, qd=1)       # destage: 0.5 s each
+        raid = RAID(sim, "md0", RAIDConfig(cache_size_bytes=4 * 65536, destage_max_inflight=1,
+                                           cache_line_bytes=65536), members)
+        step = 4096 if adjacent else 1_048_576
+        offs = np.arange(100) * step
+        lat = _sync_write_flush_loop(sim, raid, 100, offs)
+        assert int(np.argmax(lat > 100 * MS)) == fit, adjacent
+        sim.run()
+        assert raid.stats()["cache_lines_used"] == 0 and raid.volatile_bytes() == 0
+
+
+def test_destage_in_address_order_is_sorted_sweeps():
     sim = Simulator()
     members = _fixed(sim, 2, service_ns=1 * MS, qd=1)
-    raid = RAID(sim, "md0", RAIDConfig(destage_max_inflight=1), members)
+    raid = RAID(sim, "md0", RAIDConfig(destage_max_inflight=1, destage_order="address"),
+                members)
     raid.on_complete = lambda r: None
     rng = np.random.default_rng(0)
     for off in rng.permutation(200) * 65536:
@@ -219,12 +236,34 @@ def test_destage_is_sorted_sweeps():
     assert descents <= 1
 
 
+def test_destage_by_age_writes_oldest_data_first_coalescing_later_neighbours():
+    """The default: destage in the order data was written (no elevator over the cache);
+    an extent's age is that of its oldest byte, so a later write adjacent to an older
+    one is destaged with it."""
+    sim = Simulator()
+    members = _fixed(sim, 2, service_ns=1 * MS, qd=1)
+    raid = RAID(sim, "md0", RAIDConfig(destage_max_inflight=1), members)
+    raid.on_complete = lambda r: None
+    order = [int(o) for o in np.random.default_rng(0).permutation(50) * 65536]
+    for off in order:
+        raid.submit(IORequest(WRITE, off, 4096))
+    raid.submit(IORequest(WRITE, order[-1] + 4096, 4096))    # joins the newest extent
+    raid.submit(IORequest(WRITE, order[5] + 4096, 4096))     # joins an old one
+    sim.run()
+    served = [(o, n) for _, op, o, n in members[0].served if op == WRITE]
+    # the first write goes at once; the rest in age order, order[5]'s extent now 8 KB
+    assert [o for o, _ in served] == order
+    sizes = dict(served)
+    assert sizes[order[5]] == 8192 and sizes[order[-1]] == 8192
+
+
 # -- acceptance: two 15k RPM disks behind a battery-backed cache -------------------------------
 
 def test_raid1_hdds_sync_writes_at_cache_speed_until_full_then_destage_speed():
     sim = Simulator()
     disks = [HDD(sim, f"sd{c}", default_15k_sas()) for c in "ab"]
-    raid = RAID(sim, "md0", RAIDConfig(level=1, cache_size_bytes=2 * 2**20), disks)
+    raid = RAID(sim, "md0", RAIDConfig(level=1, cache_size_bytes=2 * 2**20,
+                                       cache_line_bytes=4096), disks)
     n = 3000
     offs = np.random.default_rng(1).integers(0, raid.capacity_bytes // 4096, n) * 4096
     lat = _sync_write_flush_loop(sim, raid, n, offs)
