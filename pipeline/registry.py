@@ -148,6 +148,7 @@ def _fs_workload(module: str, config: str, cls: str) -> None:
 _fs_workload("fsync_bench", "FsyncBenchConfig", "FsyncBench")
 _fs_workload("sfr_stall", "SfrStallConfig", "SfrStall")
 _fs_workload("buffered_write", "BufferedWriteConfig", "BufferedWrite")
+_fs_workload("myisam_insert", "MyisamInsertConfig", "MyisamInsert")
 
 
 # -- trace replay (a block device, from a trace file) -----------------------------------

@@ -22,7 +22,7 @@ class FsWorkload:
         self.cfg = cfg
         self.fs = fs
         self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.count = max(1, int(cfg.count * scale))
+        self.count = max(1, int(getattr(cfg, "count", 1) * scale))
         self.done = False
         self.start_ns = 0
         self.end_ns: int | None = None
