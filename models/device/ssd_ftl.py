@@ -103,13 +103,23 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     the die. Ages are therefore spread uniformly up to the victim age A, with x = A/U
     fixed by the spare space: (1 + spare) (1 - e^-x) / x = 1. Each block gets that many
     valid pages, holding a random permutation of the die's LPNs; the real GC then takes
-    over (``test_ssd`` checks the result against aging a drive by simulation)."""
+    over (``test_ssd`` checks the result against aging a drive by simulation).
+
+    A die in that steady state is somewhere in its GC cycle: GC runs when opening a
+    block leaves fewer than ``gc_min_free`` free, and stops when that many are free
+    again, so between collections a die has exactly ``gc_min_free`` free blocks plus a
+    partly filled open block for host writes and one for GC copies. Each die gets
+    both, filled to a uniformly random page (its phase in the cycle), and
+    ``bpd - gc_min_free - 2`` sealed blocks. (Sealing them all instead would leave
+    every die two blocks short of its reserve: the first write to each die, on every
+    die at once, would then have to collect ~two blocks' worth of victims.)"""
     g = st.g
     ndie, bpd, ppb = int(g[G_NDIE]), int(g[G_BPD]), int(g[G_PPB])
     user = st.l2p.shape[0] if span_pages is None else min(int(span_pages), st.l2p.shape[0])
     st.p2l[...] = -1
     st.l2p[...] = -1
     used = np.zeros(ndie, dtype=np.int64)
+    open_fill = np.full((ndie, 2), -1, dtype=np.int64)
     for die in range(ndie):
         lpns = np.arange(die, user, ndie, dtype=np.int32)
         u = lpns.shape[0]
@@ -119,14 +129,20 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
             nblk = -(-u // ppb)
             slots = np.arange(u, dtype=np.int64)
         else:
-            nblk = bpd - int(g[G_MINFREE])
-            counts = _steady_valid_counts(u, nblk, ppb)
-            # which slots of a block hold the valid pages does not matter to GC
-            slots = np.repeat(np.arange(nblk, dtype=np.int64) * ppb, counts) + _ranks(counts)
+            nblk = bpd - int(g[G_MINFREE]) - 2
+            host_fill = min(int(rng.integers(0, ppb)), u)
+            gc_fill = min(int(rng.integers(0, ppb)), u - host_fill)
+            counts = _steady_valid_counts(u - host_fill - gc_fill, nblk, ppb)
+            # which slots of a block hold the valid pages does not matter to GC; the
+            # open blocks (nblk: host, nblk + 1: GC) are filled from their first page
+            counts = np.concatenate([counts, [host_fill, gc_fill]])
+            slots = (np.repeat(np.arange(nblk + 2, dtype=np.int64) * ppb, counts)
+                     + _ranks(counts))
             lpns = rng.permutation(lpns)
+            open_fill[die] = host_fill, gc_fill
         st.p2l[die * bpd * ppb + slots] = lpns
         used[die] = nblk
-    rebuild(st.i32, st.i64, used)
+    rebuild(st.i32, st.i64, used, open_fill)
 
 
 def _ranks(counts: np.ndarray) -> np.ndarray:

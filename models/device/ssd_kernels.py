@@ -262,9 +262,11 @@ def trim(i32, i64, lpn0, n):
 
 
 @njit(cache=True)
-def rebuild(i32, i64, used_blocks):
+def rebuild(i32, i64, used_blocks, open_fill):
     """Derive every other array from ``p2l`` when the first ``used_blocks[die]`` blocks
-    of each die are written (sealed) and the rest are free."""
+    of each die are written (sealed), then, where ``open_fill[die, stream]`` >= 0, the
+    open block of the host (stream 0) and the GC stream (1) filled that far, in that
+    order, and the rest are free."""
     st = views(i32, i64)
     g = st[S_HDR]
     ndie = g[G_NDIE]
@@ -290,18 +292,25 @@ def rebuild(i32, i64, used_blocks):
     st[S_HEAD][:, :] = -1
     st[S_NXT][:] = -1
     st[S_PRV][:] = -1
+    st[S_ACTIVE][:] = -1
+    st[S_WPTR][:] = 0
     for die in range(ndie):
         used = used_blocks[die]
         for b in range(die * bpd, die * bpd + used):
             bstate[b] = 2
             _bucket_insert(st[S_HEAD], st[S_NXT], st[S_PRV], die, valid[b], b)
+        for stream in range(2):
+            if open_fill[die, stream] >= 0:
+                b = die * bpd + used
+                bstate[b] = 1
+                st[S_ACTIVE][2 * die + stream] = b
+                st[S_WPTR][2 * die + stream] = open_fill[die, stream]
+                used += 1
         n = 0
         for b in range(die * bpd + bpd - 1, die * bpd + used - 1, -1):
             free_list[die, n] = b          # lowest block id is popped first
             n += 1
         st[S_FREE_N][die] = n
-    st[S_ACTIVE][:] = -1
-    st[S_WPTR][:] = 0
 
 
 # -- calendars: busy intervals with back-filling -----------------------------------------

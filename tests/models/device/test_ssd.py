@@ -292,3 +292,19 @@ def test_out_of_range_command_is_an_error():
     dev = SSD(sim, "ssd0", SIMPLE)
     with pytest.raises(ValueError, match="outside"):
         dev.submit(IORequest(READ, SIMPLE.capacity_bytes - 4096, 8192))
+
+
+# -- the random steady state ----------------------------------------------------------------
+
+def test_random_steady_state_dies_are_mid_cycle_not_all_at_the_gc_threshold():
+    """Between collections a die has gc_min_free free blocks plus its two open blocks,
+    at some point of its cycle. A few writes per die then cost the steady state's write
+    amplification, not one big collection on every die at once."""
+    st = _ftl(dies=16, spare=0.2, dynamic=True)
+    precondition(st, "random", np.random.default_rng(0))
+    assert (st.free_n == 2).all() and (st.active >= 0).all()
+    assert len(set(st.wptr[0::2].tolist())) > 4                 # host blocks at spread fills
+    rng = np.random.default_rng(1)
+    first = _wa(st, rng.integers(0, 40_000, 16 * 16))           # 16 pages per die
+    steady = _wa(st, rng.integers(0, 40_000, 100_000))
+    assert first < 2 * steady
