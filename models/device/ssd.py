@@ -203,7 +203,11 @@ class SSD(Device):
         self._meta_dirty = False
         self._flush_pending = False
         self.cache_full_waits = 0
-        self.cache_wait_ns = 0
+        # time writes waited for buffer space: each waiting command's wait as one
+        # interval from when it could have started its transfer; intervals still open
+        # (they may end in the future) count only up to now
+        self._wait_done = 0
+        self._waits: list[tuple[int, int]] = []
         self.flush_ns_total = 0
         self._busy_since = 0
         self._busy_total = 0         # time with a command outstanding (%util)
@@ -272,10 +276,19 @@ class SSD(Device):
         ack = K.write_cmd(self._i32, self._i64, self._ch_bpns, self._host_bpns,
                           self._cache_cap, req.offset_bytes, size, t, now)
         out = self._out
-        t_space, durable = int(out[0]), int(out[1])
-        if t_space > t:
+        durable, waited = int(out[1]), int(out[2])
+        if waited > 0:
             self.cache_full_waits += 1
-            self.cache_wait_ns += t_space - t
+            waits = self._waits
+            if waits:
+                keep = []
+                for w in waits:
+                    if w[1] <= now:
+                        self._wait_done += w[1] - w[0]
+                    else:
+                        keep.append(w)
+                waits = self._waits = keep
+            waits.append((t, t + waited))
         cached = self.cfg.write_cache and not req.fua
         done = ack if cached else max(ack, durable)
         if cached:
@@ -311,13 +324,22 @@ class SSD(Device):
         return t
 
     # -- statistics -----------------------------------------------------------------------
+    @property
+    def cache_wait_ns(self) -> int:
+        """Time write commands have waited for buffer space so far (up to now)."""
+        now = self.sim.now_ns
+        return self._wait_done + sum(min(e, now) - s for s, e in self._waits if s < now)
+
     def stats(self) -> dict:
         s = super().stats()
+        busy = self._busy_total
+        if self.inflight:                     # the busy period in progress, up to now
+            busy += self.sim.now_ns - self._busy_since
         c = self.ftl.counters - self._counters0
         host = int(c[K.C_HOST_PAGES])
         gc = int(c[K.C_GC_PAGES])
         s.update({
-            "busy_ns": self._busy_total,
+            "busy_ns": busy,
             "flash_pages_written_host": host,
             "flash_pages_written_gc": gc,
             "flash_pages_read": int(c[K.C_READ_PAGES]),

@@ -37,6 +37,7 @@ META_DIRTY, FULL_WAITS, WAIT_NS, BUSY_SINCE, BUSY_TOTAL = range(DEV + 5, DEV + 1
 BUSY, CACHE_HITS, WCE, READ_CMD, WRITE_CMD, CAP, NVOL, NPEND = range(DEV + 10, DEV + 18)
 COMPLETED, BYTES_DONE = DEV + 18, DEV + 22       # 4 each
 NEGATIVE = DEV + 26                              # a negative service time was computed
+NWAIT = DEV + 27                                 # open buffer-wait intervals (rows of W)
 KSIZE = DEV + 28
 # F (float64): link rates in bytes per ns
 F_CH, F_HOST = 0, 1
@@ -88,7 +89,7 @@ def _vol_siftup(V, pos, end):
 
 
 @numba.njit(cache=False)
-def _service(I32, I64, OUT, F, K, V, op, off, size, now):
+def _service(I32, I64, OUT, F, K, V, W, op, off, size, now):
     """SSD.service_ns (read or non-FUA write); returns the completion's delay."""
     if op == READ:
         t = max(now, K[CTRL_FREE]) + K[READ_CMD]
@@ -98,11 +99,22 @@ def _service(I32, I64, OUT, F, K, V, op, off, size, now):
         t = max(now, K[CTRL_FREE]) + K[WRITE_CMD]
         K[CTRL_FREE] = t
         ack = SK.write_cmd(I32, I64, F[F_CH], F[F_HOST], K[CAP], off, size, t, now)
-        t_space = OUT[0]
         durable = OUT[1]
-        if t_space > t:
+        waited = OUT[2]
+        if waited > 0:
             K[FULL_WAITS] += 1
-            K[WAIT_NS] += t_space - t
+            n = K[NWAIT]
+            k = 0
+            for i in range(n):                       # intervals ended by now are done
+                if W[i, 1] <= now:
+                    K[WAIT_NS] += W[i, 1] - W[i, 0]
+                else:
+                    W[k, 0] = W[i, 0]
+                    W[k, 1] = W[i, 1]
+                    k += 1
+            W[k, 0] = t
+            W[k, 1] = t + waited
+            K[NWAIT] = k + 1
         if K[WCE] != 0:
             done = ack
             n = K[NVOL]
@@ -128,11 +140,11 @@ def _service(I32, I64, OUT, F, K, V, op, off, size, now):
 
 
 @numba.njit(cache=False)
-def _refill(I32, I64, OUT, F, K, P, V, blocks, reads, now):
+def _refill(I32, I64, OUT, F, K, P, V, W, blocks, reads, now):
     """_Job.refill, each bio through BlockQueue._run_queue into SSD.submit."""
     K[H.J_REAPED] = 0
     while True:
-        if K[NVOL] >= V.shape[0]:
+        if K[NVOL] >= V.shape[0] or K[NWAIT] >= W.shape[0]:
             return GROW
         op = next_io(K, blocks, reads, now)
         if op == DRAW:
@@ -145,7 +157,7 @@ def _refill(I32, I64, OUT, F, K, P, V, blocks, reads, now):
             K[BUSY_SINCE] = now
         K[DEV_INFLIGHT] += 1
         # Device._start_next (a server is free: the command was accepted)
-        delay = _service(I32, I64, OUT, F, K, V, op, off, size, now)
+        delay = _service(I32, I64, OUT, F, K, V, W, op, off, size, now)
         if delay < 0:
             K[NEGATIVE] = 1
         K[FREE_SERVERS] -= 1
@@ -164,12 +176,12 @@ def _refill(I32, I64, OUT, F, K, P, V, blocks, reads, now):
 
 
 @numba.njit(cache=True)
-def ssd_fio_loop(I32, I64, OUT, F, K, P, V, blocks, reads, LAT, deps):
+def ssd_fio_loop(I32, I64, OUT, F, K, P, V, W, blocks, reads, LAT, deps):
     """Run the closed loop from ``K[T_NOW]``; returns HORIZON, NEED_DRAW, LAT_FULL,
     FINISHED, IDLE or GROW (the volatile-write heap ``V`` needs more rows)."""
     numba.literally(deps)
     if K[RESUME] != 0:
-        st = _refill(I32, I64, OUT, F, K, P, V, blocks, reads, K[T_NOW])
+        st = _refill(I32, I64, OUT, F, K, P, V, W, blocks, reads, K[T_NOW])
         if st != HORIZON:
             return st
         K[RESUME] = 0
@@ -210,7 +222,7 @@ def ssd_fio_loop(I32, I64, OUT, F, K, P, V, blocks, reads, LAT, deps):
         # BlockQueue._complete, then _Job.on_done
         if host_complete(K, LAT, op, sub, qns, t):
             K[RESUME] = 1
-            st = _refill(I32, I64, OUT, F, K, P, V, blocks, reads, t)
+            st = _refill(I32, I64, OUT, F, K, P, V, W, blocks, reads, t)
             if st != HORIZON:
                 return st
             K[RESUME] = 0
@@ -223,7 +235,8 @@ def _entry():
     i32, i64, f64, i64_2, b1 = (H.array_type(np.int32, 1), H.array_type(np.int64, 1),
                                 H.array_type(np.float64, 1), H.array_type(np.int64, 2),
                                 H.array_type(np.bool_, 1))
-    return H.compile_loop(ssd_fio_loop, (i32, i64, i64, f64, i64, i64_2, i64_2, i64, b1, i64_2))
+    return H.compile_loop(ssd_fio_loop, (i32, i64, i64, f64, i64, i64_2, i64_2, i64_2, i64, b1,
+                                         i64_2))
 
 
 class SSDLoop:
@@ -238,6 +251,7 @@ class SSDLoop:
         self.dev = dev
         self.P = np.zeros((dev.queue_depth, PSIZE), np.int64)
         self.V = np.zeros((max(64, 2 * dev.queue_depth), 3), np.int64)
+        self.W = np.zeros((dev.queue_depth + 2, 2), np.int64)
         self.F = np.array([dev._ch_bpns, dev._host_bpns], np.float64)
 
     @staticmethod
@@ -276,6 +290,12 @@ class SSDLoop:
         if vol:
             self.V[:len(vol)] = vol
         K[NVOL] = len(vol)
+        waits = dev._waits
+        if len(waits) >= self.W.shape[0]:
+            self.W = np.zeros((2 * len(waits) + 2, 2), np.int64)
+        if waits:
+            self.W[:len(waits)] = waits
+        K[NWAIT] = len(waits)
         K[NPEND] = len(events)
         K[DEV_INFLIGHT] = dev.inflight
         K[FREE_SERVERS] = dev.free_servers
@@ -284,7 +304,7 @@ class SSDLoop:
         K[LAST_DURABLE] = dev._last_durable
         K[META_DIRTY] = 1 if dev._meta_dirty else 0
         K[FULL_WAITS] = dev.cache_full_waits
-        K[WAIT_NS] = dev.cache_wait_ns
+        K[WAIT_NS] = dev._wait_done
         K[BUSY_SINCE] = dev._busy_since
         K[BUSY_TOTAL] = dev._busy_total
         K[BUSY] = dev.busy_ns
@@ -302,13 +322,18 @@ class SSDLoop:
         loop, deps, _ = _entry()
         dev = self.dev
         while True:
-            st = loop(dev._i32, dev._i64, dev._out, self.F, K, self.P, self.V, blocks, reads,
-                      LAT, deps)
+            st = loop(dev._i32, dev._i64, dev._out, self.F, K, self.P, self.V, self.W, blocks,
+                      reads, LAT, deps)
             if st != GROW:
                 return st
-            V = np.zeros((2 * self.V.shape[0], 3), np.int64)
-            V[:self.V.shape[0]] = self.V
-            self.V = V
+            if K[NVOL] >= self.V.shape[0]:
+                V = np.zeros((2 * self.V.shape[0], 3), np.int64)
+                V[:self.V.shape[0]] = self.V
+                self.V = V
+            if K[NWAIT] >= self.W.shape[0]:
+                W = np.zeros((2 * self.W.shape[0], 2), np.int64)
+                W[:self.W.shape[0]] = self.W
+                self.W = W
 
     def store(self, k: list, restore, make_request) -> None:
         dev = self.dev
@@ -324,7 +349,8 @@ class SSDLoop:
         dev._last_durable = k[LAST_DURABLE]
         dev._meta_dirty = bool(k[META_DIRTY])
         dev.cache_full_waits = k[FULL_WAITS]
-        dev.cache_wait_ns = k[WAIT_NS]
+        dev._wait_done = k[WAIT_NS]
+        dev._waits = [tuple(w) for w in self.W[:k[NWAIT]].tolist()]
         dev._busy_since = k[BUSY_SINCE]
         dev._busy_total = k[BUSY_TOTAL]
         dev.busy_ns = k[BUSY]

@@ -23,7 +23,8 @@ Timing (integer ns, reserved in command arrival order):
   is tR, a transfer out (ECC check in the controller), a transfer in and tPROG (or
   tR + tPROG on the die alone with ``copyback``), then tBERS per erased block.
 - The write buffer: a page's bytes occupy it from the host transfer until its program
-  ends (a min-heap of program end times in the int64 buffer).
+  ends (a min-heap of program end times in the int64 buffer). It never holds more
+  than its capacity: a write larger than the buffer streams in as programs free room.
 
 Deliberately not modelled: multi-plane and cache-program/cache-read modes, program
 and erase suspend (a read waits behind the GC on its die), background GC.
@@ -605,15 +606,52 @@ def read_cmd(i32, i64, ch_bpns, host_bpns, off, size, t_start, now):
 def write_cmd(i32, i64, ch_bpns, host_bpns, cap, off, size, t, now):
     """Wait for buffer space, transfer over the host link, reserve the programs.
 
-    Returns the time the data is in the buffer (the acknowledgement of a cached write);
-    ``out[0]`` = when the buffer had room, ``out[1]`` = when the last page is durable."""
+    The transfer starts once ``min(size, cap)`` bytes of the buffer are free. A write
+    larger than the buffer streams: each further page needs room of its own, which
+    only programs (its own earlier pages included) free, so the transfer stalls page
+    by page until then and the data is not all in the buffer before that.
+
+    Returns the time the last byte is in the buffer (the acknowledgement of a cached
+    write); ``out[0]`` = when the transfer could start, ``out[1]`` = when the last page
+    is durable, ``out[2]`` = ns the transfer spent waiting for buffer space in all."""
     need = size if size < cap else cap
     t_space = buffer_reserve(i32, i64, cap, need, t)
     st = views(i32, i64)
-    dur = np.int64(size / host_bpns)
-    start = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], st[S_HDR][G_NCH], t_space, dur, now)
-    durable = write(i32, i64, ch_bpns, host_bpns, off, size, start, now)
+    link = st[S_HDR][G_NCH]
     out = st[S_OUT]
+    if size <= cap:
+        dur = np.int64(size / host_bpns)
+        start = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], link, t_space, dur, now)
+        durable = write(i32, i64, ch_bpns, host_bpns, off, size, start, now)
+        out[0] = t_space
+        out[1] = durable
+        out[2] = t_space - t
+        return start + dur
+    hk, hb, hs = st[S_HK], st[S_HB], st[S_HS]
+    page = st[S_HDR][G_PAGE]
+    waited = t_space - t
+    durable = t_space
+    ready = t_space          # the next piece may start on the link from here
+    pos = off
+    end = off + size
+    while pos < end:
+        lpn = pos // page
+        pend = (lpn + 1) * page
+        if pend > end:
+            pend = end
+        piece = pend - pos
+        room = buffer_reserve(i32, i64, cap, piece, ready)
+        waited += room - ready
+        x = np.int64(piece / host_bpns + 0.5)
+        arrived = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], link, room, x, now) + x
+        d = _program_page(st, ch_bpns, lpn, piece, arrived, now)
+        _heap_push(hk, hb, hs, d, piece)
+        hs[1] += piece
+        if d > durable:
+            durable = d
+        ready = arrived
+        pos = pend
     out[0] = t_space
     out[1] = durable
-    return start + dur
+    out[2] = waited
+    return ready

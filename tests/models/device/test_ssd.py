@@ -294,6 +294,42 @@ def test_out_of_range_command_is_an_error():
         dev.submit(IORequest(READ, SIMPLE.capacity_bytes - 4096, 8192))
 
 
+# -- the write buffer and time accounting -----------------------------------------------------
+
+def test_write_larger_than_the_buffer_is_acknowledged_only_once_it_fits():
+    """A write of 4x the buffer: its last 3/4 can only come in as its own first pages
+    are programmed (2 dies, 100 us channel + 200 us program per page each), so the
+    acknowledgement is at flash speed, not link speed (64 pages x 10 us)."""
+    sim = Simulator()
+    dev = SSD(sim, "ssd0", SIMPLE)
+    size = 4 * SIMPLE.write_cache_bytes
+    ack = _one(dev, sim, WRITE, 0, size)
+    pages_behind = (size - SIMPLE.write_cache_bytes) // SIMPLE.page_bytes
+    assert ack >= pages_behind // SIMPLE.n_dies * 300 * US
+    assert dev.stats()["cache_wait_ns"] <= ack
+
+
+def test_cache_wait_counts_only_time_that_has_passed():
+    """Eight buffer-sized writes at once: each waits for the one before to be
+    programmed. At any moment the counter can hold at most (waiters x elapsed time),
+    and once all are done no more than their summed latencies."""
+    sim = Simulator()
+    dev = SSD(sim, "ssd0", SIMPLE)
+    lat = []
+    dev.on_complete = lambda r: lat.append(r.done_ns - r.dispatch_ns)
+    for k in range(8):
+        dev.submit(IORequest(WRITE, k * SIMPLE.write_cache_bytes, SIMPLE.write_cache_bytes))
+    sim.run(until_ns=1_000 * US)
+    s = dev.stats()
+    assert s["cache_full_waits"] == 7
+    assert 0 < s["cache_wait_ns"] <= 7 * sim.now_ns
+    assert s["busy_ns"] == sim.now_ns           # the busy period in progress counts
+    sim.run()
+    assert len(lat) == 8
+    assert dev.stats()["cache_wait_ns"] <= sum(lat)
+    assert dev.stats()["busy_ns"] == sim.now_ns
+
+
 # -- the random steady state ----------------------------------------------------------------
 
 def test_random_steady_state_dies_are_mid_cycle_not_all_at_the_gc_threshold():

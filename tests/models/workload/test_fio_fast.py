@@ -76,7 +76,7 @@ def _state(sim, job, blk, dev):
         out["i64"] = dev._i64.copy()
         out["ssd"] = (list(dev._volatile), dev._ctrl_free, dev._last_done, dev._last_durable,
                       dev._meta_dirty, dev._busy_since, dev._busy_total, dev.cache_full_waits,
-                      dev.cache_wait_ns, dev._flush_pending)
+                      dev.cache_wait_ns, list(dev._waits), dev._flush_pending)
     return out
 
 
@@ -164,6 +164,9 @@ CASES = {
     "ssd_randwrite_qd4_nowce": (FioConfig(rw="randwrite", bs="8k", iodepth=4, size="256m",
                                           runtime_s=100, number_ios=2000),
                                 {"kind": "ssd", "write_cache": False}),
+    "ssd_write_512k_qd4_streams_through_the_buffer": (
+        FioConfig(rw="write", bs="512k", iodepth=4, size="256m", runtime_s=0.1,
+                  ramp_time_s=0.01), {"kind": "ssd"}),
     "ssd_randrw_qd8_2k_rmw": (FioConfig(rw="randrw", rwmixread=60, bs="2k", iodepth=8,
                                         size="256m", runtime_s=0.1),
                               {"kind": "ssd", "precondition": "sequential"}),
