@@ -18,8 +18,17 @@ Modelled, per command (all reservations in command arrival order, integer ns):
 - Write cache (WCE on): a write completes when its data is in the buffer (command
   overhead + link transfer); its pages are programmed in the background right away.
   When the buffer (``write_cache_bytes``) is full, the data transfer waits until
-  programs free space, so sustained writes complete at flash speed. FUA writes and
-  WCE off complete when their pages are programmed.
+  programs free space, so sustained writes complete at flash speed. A write larger
+  than the buffer streams in: past the first buffer-full, each page waits for room
+  that programs (its own earlier pages included) free, and the write completes when
+  its last page is in. FUA writes and WCE off complete when their pages are programmed.
+- Statistics count time up to now: ``busy_ns`` includes the busy period in progress,
+  ``cache_wait_ns`` (time write commands waited for buffer space, summed over
+  commands; a command's waits are taken as one interval from when its transfer
+  could have started) only the part of each wait that has elapsed, so neither can
+  exceed the elapsed time (times the commands waiting). The flash counters
+  (pages written, GC copies, erases) count work as it is booked, which for a write
+  queued behind a long GC can be later than now.
 - FLUSH CACHE (non-queued ATA command): the host drains the NCQ queue first, so the
   flush starts once every accepted command is done; it waits for the buffer to be
   programmed, then commits the FTL metadata (``flush_metadata_pages`` pages

@@ -165,8 +165,8 @@ CASES = {
                                           runtime_s=100, number_ios=2000),
                                 {"kind": "ssd", "write_cache": False}),
     "ssd_write_512k_qd4_streams_through_the_buffer": (
-        FioConfig(rw="write", bs="512k", iodepth=4, size="256m", runtime_s=0.1,
-                  ramp_time_s=0.01), {"kind": "ssd"}),
+        FioConfig(rw="write", bs="512k", iodepth=4, size="256m", runtime_s=0.3,
+                  ramp_time_s=0.01), {"kind": "ssd", "precondition": "sequential"}),
     "ssd_randrw_qd8_2k_rmw": (FioConfig(rw="randrw", rwmixread=60, bs="2k", iodepth=8,
                                         size="256m", runtime_s=0.1),
                               {"kind": "ssd", "precondition": "sequential"}),
