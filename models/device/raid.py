@@ -20,13 +20,20 @@ devices behind a ``bus`` - whose completions come back to the controller):
   from it; otherwise each piece goes to one mirror - the one with fewer outstanding
   commands, then the one whose last command ended nearest (RAID 1/10).
 - Write-back (``write_back`` with ``battery_backed``): a write completes once in the
-  cache (firmware + transfer + latency, ~0.1 ms). Overwriting dirty data takes no new
-  space; adjacent dirty data coalesces. Destage starts as soon as there is dirty data
-  and keeps up to ``destage_max_inflight`` destage writes (at most
-  ``destage_max_bytes`` each) at the members, taken in ascending address order from a
-  wrapping cursor (``raid_cache``): under load the dirty set grows and destage becomes
-  sorted sweeps. When the cache is full a write waits (FIFO) until destage frees
-  room, so sustained writes complete at destage speed. A FLUSH costs only the
+  cache (firmware + transfer + latency, ~0.1 ms). Cache space is managed in lines of
+  ``cache_line_bytes`` (64 KB, the stripe-sized lines of LSI-class firmware): a write
+  takes every line it touches that holds nothing yet, so scattered small writes fill
+  the cache long before its bytes are used (256 MB = 4,096 scattered 4 KB writes),
+  while a sequential stream fills lines completely. Overwriting dirty data takes no
+  new space; adjacent dirty data coalesces. Destage starts as soon as there is dirty
+  data and keeps up to ``destage_max_inflight`` destage writes (at most
+  ``destage_max_bytes`` each) at the members, oldest data first (``destage_order:
+  age``: the controller does not sort its cache; the member disks reorder the few
+  writes they hold) or, with ``destage_order: address``, in ascending address order
+  from a wrapping cursor (an elevator over the whole cache, as HP Smart Array's
+  "elevator sort"); see ``raid_cache``. A line is free again when nothing in it is
+  dirty or being destaged. When the cache is full a write waits (FIFO) until destage
+  frees room, so sustained writes complete at destage speed. A FLUSH costs only the
   controller overhead and is not forwarded: the battery makes the cache non-volatile
   (LSI MegaRAID / Dell PERC "write back" with a good BBU).
 - No battery: the cache falls back to write-through (LSI's default "No Write Cache if
@@ -74,7 +81,12 @@ class RAIDConfig:
     battery-backed commit fsync ~0.1 ms, and the E2 / E4 figures that depend on the
     pair fall within tolerance together (``models/fs/README.md``). ``host_MBps`` 1,000
     (PCIe 1.0 x8 effective DMA);
-    ``destage_max_inflight`` 16 destage writes outstanding; ``max_hw_sectors_kb`` the
+    ``destage_max_inflight`` 16 destage writes outstanding. Chosen by mechanism, checked
+    against E5's published iostat (EXPERIMENTS.md; the README's Validation): 64 KB cache
+    lines and oldest-first destage - with byte-granular space and an elevator over the
+    whole cache, a RAID 1 of 15k disks absorbed E5's random index writes at ~10,000/s
+    where the published system managed 576/s, and ``nr_requests`` made no difference;
+    E2 and E4 (sequential logs) do not move either way. ``max_hw_sectors_kb`` the
     largest host command the driver accepts (0: no limit; MegaRAID-class controllers
     report 256 in ``/sys/block/<dev>/queue/max_hw_sectors_kb``).
     """

@@ -9,9 +9,12 @@ age is that of its oldest byte) or extents in ascending address order from a cur
 that wraps (``take``: a C-SCAN elevator, so a full cache is written back as sorted
 sweeps).
 
-Kept as two parallel sorted lists (``starts``, ``ends``) searched with ``bisect``:
-O(log n) search, O(n) memmove inserts in C, no per-byte or per-block Python objects.
-Deliberately not modelled: cache lines, clean (read) data, per-sector dirty bitmaps.
+Kept as parallel sorted lists (``starts``, ``ends``, ``ages``) searched with ``bisect``
+- O(log n) search, O(n) memmove inserts in C, no per-byte or per-block Python objects -
+and, for ``take_oldest``, a heap of (age, start) entries checked against the lists
+when popped (entries of merged or destaged extents are skipped).
+Cache lines (space accounting) are the controller's (``raid.py``); deliberately not
+modelled here: clean (read) data, per-sector dirty bitmaps.
 """
 from __future__ import annotations
 

@@ -19,7 +19,10 @@ flusher of 2.6.32+):
   the data reached the device at (see ``Filesystem.crash_state``), lets the policy
   convert unwritten extents / update the on-disk size, and wakes waiters.
 - The flusher: wakes every ``dirty_writeback_centisecs`` or when kicked, writes inodes
-  whose dirty data is older than ``dirty_expire_centisecs``, and while dirty memory
+  whose dirty data is older than ``dirty_expire_centisecs`` (an inode redirtied while
+  it was being written counts as dirtied then, ``redirty_tail``: a file rewritten
+  without pause is written back once per expiry period, not at every wake-up), and
+  while dirty memory
   is above ``dirty_background_ratio`` writes dirty inodes in chunks of 1024 pages
   (``MAX_WRITEBACK_PAGES``), oldest-dirtied inode first.
 
@@ -220,6 +223,9 @@ class Writeback:
             for f in sorted((f for f in fs.files.values() if f.nr_dirty and
                              0 <= f.dirtied_ns <= now - expire), key=lambda f: f.dirtied_ns):
                 yield from self._write_chunks(f, None)
+                if f.nr_dirty:
+                    # redirtied while being written (redirty_tail): expires anew
+                    f.dirtied_ns = self.sim.now_ns
             while self.cache.over_background():
                 progress = False
                 for f in sorted((f for f in fs.files.values() if f.nr_dirty),
@@ -233,14 +239,18 @@ class Writeback:
             yield from fs.policy.flusher_metadata(fs)
 
     def _write_chunks(self, f, limit: int | None):
-        """Write ``f``'s dirty pages (not under writeback), ``limit`` pages at most."""
+        """One sweep over ``f`` in file order (``write_cache_pages``): write its dirty
+        pages (not under writeback) in chunks of ``MAX_WRITEBACK_PAGES``, ``limit`` pages
+        at most. Pages dirtied behind the sweep while it sleeps wait for the next one."""
         wrote = False
+        cursor = 0
         while True:
-            dirty = f.pages_with(DIRTY, 0, f.cap)
+            dirty = f.pages_with(DIRTY, cursor, f.cap)
             dirty = dirty[(f.state[dirty] & WRITEBACK) == 0]
             if dirty.size == 0:
                 return wrote
             chunk = dirty[:MAX_WRITEBACK_PAGES]
+            cursor = int(chunk[-1]) + 1
             yield from self.write_pages(f, chunk, False)
             wrote = True
             if limit is not None:

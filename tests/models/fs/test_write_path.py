@@ -125,3 +125,29 @@ def test_lru_evicts_oldest_clean_pages_first():
     assert fs.cache.evicted_pages == 80                  # 320 read, 256 fit, +16 batch
     assert not cached[1:128].all() and cached[512:704].all()
     assert int(cached[1:128].sum()) == 127 - 80
+
+
+def test_pwrites_is_the_same_as_pwrite_calls_one_after_another():
+    """``Filesystem.pwrites`` runs the calls back to back in one thread: the same
+    times, the same page states and the same device requests as yielding each."""
+    def run(batched):
+        sim, dev, q, fs = stack("ext3")
+        f = fs.create("a", 64 * 4096, "zero_fill")
+        g = fs.create("b")
+        calls = [(f, 5 * 4096 + 100, 1000), (g, 0, 300), (f, 9 * 4096, 4096), (g, 300, 5000)]
+        done = []
+
+        def thread():
+            if batched:
+                yield fs.pwrites(calls)
+            else:
+                for c in calls:
+                    yield fs.pwrite(*c)
+            done.append(sim.now_ns)
+            yield fs.fsync(f)
+            done.append(sim.now_ns)
+
+        run_thread(sim, thread())
+        return done, f.state[:64].tolist(), g.size_bytes, dev.log
+
+    assert run(True) == run(False)
