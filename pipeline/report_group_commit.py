@@ -24,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
+from .plots.common import save
 
 CASE_COLUMNS = ("engine.commit_protocol", "engine.innodb_support_xa", "engine.sync_binlog",
                 "engine.log_bin")
@@ -106,16 +107,7 @@ def plot(rows: list[dict], path: str | Path) -> Path:
         else:
             ax.legend(fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.png")
-    try:
-        fig.savefig(tmp, dpi=110)
-        tmp.replace(path)
-    finally:
-        plt.close(fig)
-        tmp.unlink(missing_ok=True)
-    return path
+    return save(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
