@@ -21,8 +21,14 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   FLUSH requests bypass the scheduler and are dispatched first.
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
-Deliberately not modelled: blk-mq, request batching after a wake-up, queue congestion
-thresholds, unplug timers (a plug is flushed when the submission call ends).
+- **Congestion**: the queue is congested while at least ``nr_requests - nr_requests/8 + 1``
+  requests are allocated (``blk_queue_congestion_threshold``); background writeback
+  backs off from a congested queue (``models/fs/writeback.py``) instead of sleeping in
+  it.
+
+Deliberately not modelled: blk-mq, request batching after a wake-up, the congestion-off
+hysteresis and separate read / write request counts, unplug timers (a plug is flushed
+when the submission call ends).
 """
 from __future__ import annotations
 
@@ -76,6 +82,12 @@ class BlockQueue:
         self.counters = IostatCounters()
         self.blocked_calls = 0
         device.on_complete = self._complete
+
+    def congested(self) -> bool:
+        """``bdi_write_congested``: too many requests allocated to take more without
+        sleeping for one."""
+        n = self.nr_requests
+        return self.allocated >= n - n // 8 + 1 or bool(self.waiting)
 
     # -- submission ------------------------------------------------------------------
     def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:

@@ -328,7 +328,8 @@ class Filesystem:
                "blocked_submits": self.stats_blocked_submits,
                "ordered_sync_writes": self.stats_ordered_sync_writes,
                "pages_written": self.writeback.pages_written,
-               "bios_written": self.writeback.bios_written, "pages_read": self.writeback.pages_read}
+               "bios_written": self.writeback.bios_written, "pages_read": self.writeback.pages_read,
+               "flusher_congestion_waits": self.writeback.congestion_waits}
         out.update(self.journal.stats())
         return out
 

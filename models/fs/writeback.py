@@ -24,7 +24,10 @@ flusher of 2.6.32+):
   without pause is written back once per expiry period, not at every wake-up), and
   while dirty memory
   is above ``dirty_background_ratio`` writes dirty inodes in chunks of 1024 pages
-  (``MAX_WRITEBACK_PAGES``), oldest-dirtied inode first.
+  (``MAX_WRITEBACK_PAGES``), oldest-dirtied inode first. It does not sleep in a full
+  request queue: while the queue is congested it waits 100 ms and looks again
+  (``wbc->nonblocking``, ``congestion_wait``), so a journal commit or an fsync that
+  keeps the queue full goes first.
 
 Deliberately not modelled: ``nr_to_write`` budgets across superblocks, the
 ``wb_writeback`` livelock-avoidance tagging (``PAGECACHE_TAG_TOWRITE``), per-bio
@@ -42,6 +45,7 @@ from .file import DELALLOC, DIRTY, WRITEBACK
 NOT_ON_DEVICE = np.iinfo(np.int32).max
 BIO_MAX_PAGES = 256
 MAX_WRITEBACK_PAGES = 1024
+CONGESTION_WAIT_NS = 100_000_000    # congestion_wait(BLK_RW_ASYNC, HZ/10)
 
 
 def runs(pages: np.ndarray, blocks: np.ndarray, max_pages: int = BIO_MAX_PAGES):
@@ -76,6 +80,7 @@ class Writeback:
         self.pages_written = 0
         self.bios_written = 0
         self.pages_read = 0
+        self.congestion_waits = 0
         self._wake: Event = Event(self.sim)
         self._timer_round = 0
         self.flusher = self.sim.spawn(self._flusher(), f"flush-{fs.name}")
@@ -241,10 +246,15 @@ class Writeback:
     def _write_chunks(self, f, limit: int | None):
         """One sweep over ``f`` in file order (``write_cache_pages``): write its dirty
         pages (not under writeback) in chunks of ``MAX_WRITEBACK_PAGES``, ``limit`` pages
-        at most. Pages dirtied behind the sweep while it sleeps wait for the next one."""
+        at most. Pages dirtied behind the sweep while it sleeps wait for the next one.
+        Background writeback is non-blocking: while the queue is congested it waits
+        ``CONGESTION_WAIT_NS`` (``congestion_wait``) instead of queueing more."""
         wrote = False
         cursor = 0
         while True:
+            while self.queue.congested():
+                self.congestion_waits += 1
+                yield CONGESTION_WAIT_NS
             dirty = f.pages_with(DIRTY, cursor, f.cap)
             dirty = dirty[(f.state[dirty] & WRITEBACK) == 0]
             if dirty.size == 0:

@@ -272,3 +272,30 @@ def test_ext3_write_to_a_buffer_still_dirty_in_the_committing_transaction_waits_
     assert fs.stats_ordered_sync_writes == 1
     sim.run(until_ns=sim.now_ns + 11 * 10**9)
     assert fs.cache.nr_dirty == 0                        # the next commit wrote 1 and 9 again
+
+
+def test_background_writeback_backs_off_from_a_congested_queue():
+    """The flusher is non-blocking (wbc->nonblocking): while 7/8 of nr_requests are in
+    use it waits 100 ms (congestion_wait) rather than queueing behind them."""
+    from models.device.request import IORequest
+    slow = lambda s: CacheDevice(s, service_ns=5_000_000, write_cache=False)
+    cfg = PageCacheConfig(memory_bytes="64m", dirty_expire_centisecs=100,
+                          dirty_writeback_centisecs=100)
+    sim, dev, q, fs = stack("ext4", device=slow, nr_requests=16, cache_cfg=cfg)
+    assert q.nr_requests - q.nr_requests // 8 + 1 == 15
+    f = fs.create("f", 8 * 4096, "zero_fill")
+
+    def thread():
+        yield fs.pwrite(f, 0, 8 * 4096)                 # dirty at t=0: written at the 2 s wake
+        yield 1_900_000_000
+        for i in range(100):                             # 100 scattered writes: 0.5 s congested
+            q.submit(IORequest(WRITE, (1 << 30) + i * (1 << 20), 4096))
+        assert q.congested()
+
+    run_thread(sim, thread())
+    sim.run(until_ns=3 * 10**9)
+    order = [off for _, op, off, _, _ in dev.ops(WRITE)]
+    first_f = next(i for i, off in enumerate(order) if off < (1 << 30))
+    assert fs.writeback.congestion_waits >= 3             # 2.0, 2.1, 2.2 s ...
+    assert first_f >= 100 - 15                           # only once the queue has drained
+    assert fs.cache.nr_dirty == 0                        # and then written
