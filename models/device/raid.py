@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from ..checks import above, at_least
 from ..sim import Simulator
 from .base import Device
-from .raid_cache import DirtyExtents
+from .raid_cache import CacheLines, DirtyExtents
 
 DESTAGE_ORDERS = ("age", "address")
 from .request import FLUSH, READ, WRITE, IORequest
@@ -198,9 +198,8 @@ class RAID(Device):
         self.cache_volatile = self.write_back and not cfg.battery_backed
         self.dirty = DirtyExtents(by_age=cfg.destage_order == "age")
         self._destaging: list[_Cmd] = []
-        self._cache_used = 0                   # cache space of the lines in use
         self._data_bytes = 0                   # dirty + being destaged
-        self._lines: set[int] = set()          # cache lines holding dirty / destaging data
+        self.lines = CacheLines(cfg.cache_line_bytes)
         self._cursor = 0
         self._waiting: deque[tuple[IORequest, int]] = deque()   # writes waiting for room
         self._drain_flushes: list[IORequest] = []               # volatile write-back
@@ -258,7 +257,7 @@ class RAID(Device):
             "destage_bytes": self.destage_bytes,
             "cache_dirty_bytes": self._data_bytes,
             "cache_max_used_bytes": self.max_cache_used,
-            "cache_lines_used": len(self._lines),
+            "cache_lines_used": len(self.lines.lines),
         })
         return s
 
@@ -342,33 +341,23 @@ class RAID(Device):
             self._flush_members(req)
 
     def _cache_write(self, req: IORequest) -> None:
-        if self._waiting or self._cache_used + self._need(req) > self.cfg.cache_size_bytes:
+        if self._waiting or self.lines.used_bytes + self._need(req) > self.cfg.cache_size_bytes:
             self.cache_full_waits += 1
             self._waiting.append((req, self.sim.now_ns))
             return
         self._admit(req)
 
-    def _line_range(self, start: int, end: int) -> range:
-        L = self.cfg.cache_line_bytes
-        return range(start // L, (end - 1) // L + 1)
-
     def _need(self, req: IORequest) -> int:
         """Cache space a write needs: the lines it touches that hold nothing yet."""
-        lines = self._lines
-        return self.cfg.cache_line_bytes * sum(
-            1 for k in self._line_range(req.offset_bytes, req.end_bytes) if k not in lines)
+        return self.lines.need(req.offset_bytes, req.end_bytes)
 
     def _admit(self, req: IORequest) -> None:
         added = self.dirty.add(req.offset_bytes, req.end_bytes)
         self.cache_write_hit_bytes += req.size_bytes - added
         self._data_bytes += added
-        lines = self._lines
-        for k in self._line_range(req.offset_bytes, req.end_bytes):
-            if k not in lines:
-                lines.add(k)
-                self._cache_used += self.cfg.cache_line_bytes
-        if self._cache_used > self.max_cache_used:
-            self.max_cache_used = self._cache_used
+        self.lines.take(req.offset_bytes, req.end_bytes)
+        if self.lines.used_bytes > self.max_cache_used:
+            self.max_cache_used = self.lines.used_bytes
         self.sim.at(self._link(WRITE, self.sim.now_ns, req.size_bytes) + self._lat_ns, self._done, req)
         self._destage()
 
@@ -405,18 +394,13 @@ class RAID(Device):
     def _destaged(self, cmd: _Cmd) -> None:
         self._destaging.remove(cmd)
         self._data_bytes -= cmd.end - cmd.start
-        L, lines = self.cfg.cache_line_bytes, self._lines
-        for k in self._line_range(cmd.start, cmd.end):
-            a, b = k * L, (k + 1) * L
-            if k in lines and not self.dirty.covered(a, b) and not any(
-                    c.start < b and a < c.end for c in self._destaging):
-                lines.discard(k)
-                self._cache_used -= L
+        self.lines.release(cmd.start, cmd.end, lambda a, b: self.dirty.covered(a, b) > 0 or any(
+            c.start < b and a < c.end for c in self._destaging))
         now = self.sim.now_ns
         waiting = self._waiting
         while waiting:
             req, since = waiting[0]
-            if self._cache_used + self._need(req) > self.cfg.cache_size_bytes:
+            if self.lines.used_bytes + self._need(req) > self.cfg.cache_size_bytes:
                 break
             waiting.popleft()
             self.cache_wait_ns += now - since

@@ -13,8 +13,9 @@ Kept as parallel sorted lists (``starts``, ``ends``, ``ages``) searched with ``b
 - O(log n) search, O(n) memmove inserts in C, no per-byte or per-block Python objects -
 and, for ``take_oldest``, a heap of (age, start) entries checked against the lists
 when popped (entries of merged or destaged extents are skipped).
-Cache lines (space accounting) are the controller's (``raid.py``); deliberately not
-modelled here: clean (read) data, per-sector dirty bitmaps.
+``CacheLines`` is the space accounting: the controller's cache is managed in lines, and
+a line holding anything dirty or being destaged is in use. Deliberately not modelled:
+clean (read) data, per-sector dirty bitmaps.
 """
 from __future__ import annotations
 
@@ -139,3 +140,36 @@ def age_index(ages: list[int], i: int, j: int, age: int) -> int:
         if ages[k] == age:
             return k
     return i
+
+
+class CacheLines:
+    """The cache lines holding dirty or destaging data (``line_bytes`` each)."""
+
+    __slots__ = ("line_bytes", "lines")
+
+    def __init__(self, line_bytes: int) -> None:
+        self.line_bytes = line_bytes
+        self.lines: set[int] = set()
+
+    @property
+    def used_bytes(self) -> int:
+        return len(self.lines) * self.line_bytes
+
+    def _range(self, start: int, end: int) -> range:
+        L = self.line_bytes
+        return range(start // L, (end - 1) // L + 1)
+
+    def need(self, start: int, end: int) -> int:
+        """Bytes of new lines ``[start, end)`` would take."""
+        lines = self.lines
+        return self.line_bytes * sum(1 for k in self._range(start, end) if k not in lines)
+
+    def take(self, start: int, end: int) -> None:
+        self.lines.update(self._range(start, end))
+
+    def release(self, start: int, end: int, in_use) -> None:
+        """Free the lines of ``[start, end)`` for which ``in_use(a, b)`` is False."""
+        L, lines = self.line_bytes, self.lines
+        for k in self._range(start, end):
+            if k in lines and not in_use(k * L, (k + 1) * L):
+                lines.discard(k)
