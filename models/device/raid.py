@@ -376,7 +376,7 @@ class RAID(Device):
     # -- destage --------------------------------------------------------------------------------
     def _destage(self) -> None:
         cfg = self.cfg
-        by_age = cfg.destage_order == "age"
+        by_age = self.dirty.by_age
         while len(self._destaging) < cfg.destage_max_inflight and self.dirty.bytes:
             if by_age:
                 s, e = self.dirty.take_oldest(cfg.destage_max_bytes)

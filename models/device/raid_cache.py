@@ -73,8 +73,9 @@ class DirtyExtents:
             old += ends[k] - starts[k]
         s = min(start, starts[i])
         e = max(end, ends[j - 1])
-        age = min(ages[i:j])
-        moved = s != starts[age_index(ages, i, j, age)]
+        oldest = min(range(i, j), key=ages.__getitem__)
+        age = ages[oldest]
+        moved = s != starts[oldest]
         starts[i:j] = [s]
         ends[i:j] = [e]
         ages[i:j] = [age]
@@ -132,14 +133,6 @@ class DirtyExtents:
             ends[i] = s
         self.bytes -= e - s
         return s, e
-
-
-def age_index(ages: list[int], i: int, j: int, age: int) -> int:
-    """Index in ``[i, j)`` of the extent whose age is ``age``."""
-    for k in range(i, j):
-        if ages[k] == age:
-            return k
-    return i
 
 
 class CacheLines:

@@ -56,10 +56,10 @@ class Ext3(FsPolicy):
         if hit.size == 0:
             return
         hit += p0
-        n = yield from _write_filed(fs.writeback, f, hit, C.tid, issuer)
-        if n:
-            fs.stats_ordered_sync_writes += n
-            yield from fs.writeback.wait_pages(f, hit)
+        mine = yield from _write_filed(fs.writeback, f, hit, C.tid, issuer)
+        if mine.size:                   # wait for what this writer wrote, not the rest
+            fs.stats_ordered_sync_writes += int(mine.size)
+            yield from fs.writeback.wait_pages(f, mine)
 
     def note_data_write(self, fs, f, p0, p1) -> None:
         if self.cfg.data == "ordered":
@@ -95,12 +95,12 @@ def _write_filed(wb, f, pages: np.ndarray, tid: int, issuer: int):
     """Generator: submit the buffers of ``pages`` still filed on ``tid`` and dirty, in
     order, a run adjacent in the file and on disk at a time: each submission may sleep
     for a free request, and the state of the rest is looked at again after it (other
-    threads write buffers out meanwhile). Returns the number of pages submitted."""
-    done = 0
+    threads write buffers out meanwhile). Returns the pages submitted."""
+    done = []
     for s, e in runs(pages, f.block[pages]):
         run = pages[s:e]
         run = run[(f.otid[run] == tid) & ((f.state[run] & (DIRTY | WRITEBACK)) == DIRTY)]
         if run.size:
-            done += int(run.size)
+            done.append(run)
             yield from wb.write_pages(f, run, True, issuer)
-    return done
+    return np.concatenate(done) if done else pages[:0]
