@@ -58,6 +58,9 @@ class WorkloadKind:
     # extras that are checked by a function ``check(extras) -> extras`` in pipeline.spec
     # (raising ConfigError naming the key), e.g. a trace file that must exist
     check: Callable[[dict], dict] | None = None
+    # the files a run reads, by extras key: ``inputs(extras) -> {key: Path}``; each
+    # becomes a ``workload.<key>_sha256`` column of the file's content (pipeline.inputs)
+    inputs: Callable[[dict], dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,8 @@ def _trace() -> None:
     WORKLOADS["trace"] = WorkloadKind(
         TraceConfig,
         lambda sim, cfg, queue, rng, scale, extras: trace_job.TraceJob(sim, cfg, queue, extras),
-        extras=dict(trace_job.EXTRAS), check=trace_job.check_extras)
+        extras=dict(trace_job.EXTRAS), check=trace_job.check_extras,
+        inputs=lambda extras: {"iolog": trace_job.resolve(extras["iolog"])})
 
 
 _trace()

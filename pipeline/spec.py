@@ -26,7 +26,8 @@ Validation, component by component, so every error names its full key:
   only when used.
 
 The ``RunSpec`` carries the validated model configs, the flattened parameters (the
-columns of the summary row) and their hash. ``pipeline.build`` then constructs the
+columns of the summary row) and their hash; a file the run reads (a trace) is a
+parameter by content, ``workload.<key>_sha256`` (``pipeline.inputs``). ``pipeline.build`` then constructs the
 stack; ``prepare`` also does a trial build so errors a model can only find when it
 sees its neighbours (a fio region larger than the device) are config errors too.
 """
@@ -41,7 +42,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from . import coerce, registry
+from . import coerce, inputs, registry
 from .errors import ConfigError, describe, from_value_error
 from .schema import NOT_PARAMETERS, ResultsConfig, RunConfig
 
@@ -66,6 +67,7 @@ class WorkloadSpec:
     type: str
     config: Any
     extras: dict
+    inputs: dict = dataclasses.field(default_factory=dict)   # extras key -> file it reads
 
 
 @dataclass(frozen=True)
@@ -284,6 +286,11 @@ def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSp
     p["workload.type"] = workload.type
     for k, v in sorted(workload.extras.items()):
         p[f"workload.{k}"] = _scalar(v)
+    for k, path in sorted(workload.inputs.items()):
+        try:
+            p[f"workload.{k}_sha256"] = inputs.digest(path)
+        except OSError as ex:
+            raise ConfigError(f"workload.{k}", f"cannot read {path}: {ex.strerror or ex}") from None
     flatten_config("workload", workload.config, p)
     return p
 
@@ -327,7 +334,7 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     kind = registry.WORKLOADS[typ]
     if kind.check is not None:
         taken = kind.check(taken)
-    workload = WorkloadSpec(typ, wl_cfg, taken)
+    workload = WorkloadSpec(typ, wl_cfg, taken, kind.inputs(taken) if kind.inputs else {})
     if kind.on == "engine" and engine is None:
         raise ConfigError("engine", f"workload {typ} runs on a database engine; choose one "
                           f"(engine=<option>, types: {', '.join(sorted(registry.ENGINES))})")
