@@ -16,7 +16,7 @@ SQL is a bound value; ``{{name}}`` is text the tool fills in (``{{metric}}`` as 
 column, ``{{config_cols}}`` as the experiment's varying parameter columns).
 
     python -m pipeline.query "SELECT count(*) FROM runs"
-    python -m pipeline.query best --experiment aio_batch --metric fio.MB_s
+    python -m pipeline.query best --experiment aio_batch --metric iostat.sda.rMB_s
     python -m pipeline.query aio_batch --csv e1.csv
     python -m pipeline.query --list
 """
@@ -31,6 +31,8 @@ from pathlib import Path
 
 import duckdb
 
+from . import best
+from .best import BestError
 from .columns import is_param
 from .errors import EXIT_CONFIG, ConfigError, check_output_file
 
@@ -239,7 +241,14 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--dir", default="outputs", help="results root (default: outputs)")
     ap.add_argument("--experiment", help="experiment name ($experiment in named queries)")
     ap.add_argument("--metric", help="metric column to rank by (best)")
-    ap.add_argument("--asc", action="store_true", help="lower metric is better (latency)")
+    ap.add_argument("--asc", action="store_true", help="best: lower is better (latency); "
+                    "default from the metric's name")
+    ap.add_argument("--desc", action="store_true", help="best: higher is better (throughput)")
+    ap.add_argument("--baseline", metavar="'PARAM=VALUE ...'",
+                    help="best: the configuration the x_baseline ratio is to "
+                         "(default: the experiment's first)")
+    ap.add_argument("--where", metavar="SQL", help="best: select runs (any column)")
+    ap.add_argument("--by", metavar="COL[,COL]", help="best: rank within each group")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="bind $NAME in the query")
     ap.add_argument("--csv", metavar="FILE", help="also write the result as CSV")
@@ -252,6 +261,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.list or args.query is None:
+        print(f"{'best':14s} which configuration of --experiment is best by --metric, and by "
+              "how much (mean/std/n over seeds, x_baseline, x_worst, margin_pct)")
         for name, path in named_queries().items():
             print(f"{name:14s} {_describe_query(path)}")
         return 0 if args.list else EXIT_CONFIG
@@ -274,6 +285,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.experiment not in known:
                 raise QueryError(f"--experiment: no runs of experiment {args.experiment!r} under "
                                  f"{args.dir}/" + experiment_hint(args.experiment, known))
+        best_opts = [o for o, v in (("--desc", args.desc), ("--baseline", args.baseline),
+                                    ("--where", args.where), ("--by", args.by)) if v]
+        if args.query.strip() == "best":
+            return _best(con, args)
+        if best_opts:
+            raise QueryError(f"{best_opts[0]}: only for the best query")
         if re.fullmatch(r"[A-Za-z_]\w*", args.query.strip()):
             sql, params = named(con, args.query.strip(), args.experiment, args.metric,
                                 args.asc, params)
@@ -296,9 +313,31 @@ def main(argv: list[str] | None = None) -> int:
             export(con, sql, used, args.csv, "csv")
         if args.parquet:
             export(con, sql, used, args.parquet, "parquet")
-    except (QueryError, ConfigError) as ex:
+    except (QueryError, ConfigError, BestError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
+    return 0
+
+
+def _best(con, args) -> int:
+    """``best``: pipeline.best's ranking, printed (and exported)."""
+    if args.experiment is None:
+        raise QueryError("best needs --experiment")
+    if args.metric is None:
+        raise QueryError("best needs --metric (the column to rank by)")
+    if args.asc and args.desc:
+        raise QueryError("--asc and --desc: give one")
+    order = "asc" if args.asc else "desc" if args.desc else None
+    res = best.rank(con, args.experiment, args.metric, order, args.baseline, args.where, args.by)
+    print_table(res, title=f"{args.experiment}: {args.metric}")
+    for opt, path, fmt in (("--csv", args.csv, "csv"), ("--parquet", args.parquet, "parquet")):
+        if path:
+            import pyarrow as pa
+            import pyarrow.csv as pacsv
+            import pyarrow.parquet as papq
+
+            table = pa.table({c: [r[i] for r in res.rows] for i, c in enumerate(res.columns)})
+            (pacsv.write_csv if fmt == "csv" else papq.write_table)(table, path)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import query
+from pipeline import best, query
 from pipeline.run import main
 
 SMALL = ["run.scale=0.005", "hydra/launcher=serial", "results.summary=false"]
@@ -56,9 +56,7 @@ def test_lra_tuning_best_point_is_ranked_first(tmp_path):
     assert len(rows) == 4
     fastest = min(rows, key=lambda r: r["full_scan.scan_s"])
     con = query.connect(root)
-    sql, params = query.named(con, "best", experiment="lra_tuning", metric="full_scan.scan_s",
-                              ascending=True)
-    best = query.run_sql(con, sql, params)
-    top = dict(zip(best.columns, best.rows[0]))
+    ranked = best.rank(con, "lra_tuning", "full_scan.scan_s")    # a time: lower is better
+    top = dict(zip(ranked.columns, ranked.rows[0]))
     assert top["rank"] == 1 and top["example_run"] == fastest["config_hash"]
     assert fastest["workload.innodb_lra_sleep"] == 0

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import query
+from pipeline import best, query
 from pipeline.job import summary_table
 from pipeline.sink import write_run
 
@@ -45,32 +45,86 @@ def test_runs_view_unions_experiments_and_hive_columns(results):
     assert res.rows == [(1,)]
 
 
-def test_best_ranks_configurations_with_margins(results):
-    con = query.connect(results)
-    sql, params = query.named(con, "best", experiment="sched", metric="fio.MB_s")
-    res = query.run_sql(con, sql, params)
-    rows = [dict(zip(res.columns, r)) for r in res.rows]
+def _best(con, **kw):
+    res = best.rank(con, "sched", kw.pop("metric", "fio.MB_s"), **kw)
+    return [dict(zip(res.columns, r)) for r in res.rows]
+
+
+def test_best_ranks_configurations_with_ratios_and_seed_statistics(results):
+    rows = _best(query.connect(results))
     assert [r["config"] for r in rows] == ["scheduler=deadline", "scheduler=noop", "scheduler=cfq"]
-    assert [r["value"] for r in rows] == [105.0, 90.0, 60.0]
-    assert [r["runs"] for r in rows] == [2, 1, 1]             # seeds averaged, failed skipped
-    assert rows[0]["margin"] == pytest.approx(15.0)
-    assert rows[0]["margin_pct"] == pytest.approx(100 * 15 / 90)
-    assert rows[1]["margin"] == pytest.approx(30.0)
-    assert rows[2]["margin"] is None
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert [r["mean"] for r in rows] == [105.0, 90.0, 60.0]
+    assert [r["n"] for r in rows] == [2, 1, 1]             # seeds averaged, failed skipped
+    assert rows[0]["std"] == pytest.approx(7.0710678)       # 100 and 110
+    assert rows[1]["std"] is None
+    # baseline: no sweep YAML for "sched", so the first configuration by value (cfq)
+    assert [r["x_baseline"] for r in rows] == pytest.approx([105 / 60, 90 / 60, 1.0])
+    assert [r["x_worst"] for r in rows] == pytest.approx([105 / 60, 90 / 60, 1.0])
+    assert rows[0]["margin_pct"] == pytest.approx(100 * (105 / 90 - 1))
+    assert rows[2]["margin_pct"] is None
+    assert rows[0]["example_run"] == "a1"
 
 
-def test_best_ascending_for_lower_is_better(results):
+def test_best_baseline_where_and_direction(results):
     con = query.connect(results)
-    sql, params = query.named(con, "best", experiment="sched", metric="fio.MB_s", ascending=True)
-    res = query.run_sql(con, sql, params)
-    assert [r[res.columns.index("config")] for r in res.rows][0] == "scheduler=cfq"
-    assert res.rows[0][res.columns.index("margin")] == pytest.approx(30.0)
+    rows = _best(con, baseline="scheduler=noop")
+    assert [r["x_baseline"] for r in rows] == pytest.approx([105 / 90, 1.0, 60 / 90])
+    rows = _best(con, baseline="block.scheduler=noop", order="asc")   # lower is better
+    assert [r["config"] for r in rows][0] == "scheduler=cfq"
+    assert [r["x_baseline"] for r in rows] == pytest.approx([90 / 60, 1.0, 90 / 105])
+    assert rows[0]["x_worst"] == pytest.approx(105 / 60)
+    rows = _best(con, where="\"block.scheduler\" <> 'deadline'")
+    assert [r["config"] for r in rows] == ["scheduler=noop", "scheduler=cfq"]
 
 
-def test_best_needs_a_known_metric(results):
+@pytest.mark.parametrize("metric, better", [
+    ("fio.MB_s", "higher"), ("iostat.sda.r_s", "higher"), ("mysqlslap.tps", "higher"),
+    ("myisam_insert.rows_per_s", "higher"), ("fsync_bench.syncs_per_s", "higher"),
+    ("dbt2.notpm", "higher"), ("iostat.sda.wrqm_s", "higher"),
+    ("full_scan.scan_s", "lower"), ("iostat.sda.await_ms", "lower"),
+    ("buffered_write.write_lat_p99_ms", "lower"), ("trace.demerit_ms", "lower"),
+    ("trace.mean_response_ns", "lower"), ("mysqlslap.fsyncs_per_trx", None)])
+def test_direction_comes_from_the_metric_name(metric, better):
+    assert best.direction(metric) == better
+
+
+def test_best_refuses_to_mix_scales_unless_grouped(results):
+    _run(results, "sched", "s1", 1, "noop", 128, 50.0, **{"run.scale": 0.1})
+    _run(results, "sched", "s2", 1, "cfq", 128, 40.0, **{"run.scale": 0.1})
     con = query.connect(results)
-    with pytest.raises(query.QueryError, match="no column"):
-        query.named(con, "best", experiment="sched", metric="fio.nope")
+    with pytest.raises(best.BestError, match=r"2 values of run.scale .* --by run.scale"):
+        _best(con)
+    rows = _best(con, by="run.scale")
+    by_scale = {}
+    for r in rows:
+        by_scale.setdefault(r["run.scale"], []).append((r["rank"], r["config"]))
+    assert by_scale[0.1] == [(1, "scheduler=noop"), (2, "scheduler=cfq")]
+    assert [c for _, c in by_scale[None]][0] == "scheduler=deadline"
+
+
+def test_best_errors_are_one_line(results, capsys):
+    d = str(results)
+    for args, expect in [
+        (["--metric", "fio.MB_sx"], "no column 'fio.MB_sx' in the results (did you mean 'fio.MB_s'?)"),
+        (["--metric", "seed"], "cannot tell from its name"),
+        (["--metric", "fio.MB_s", "--baseline", "scheduler=bfq"], "no configuration matches"),
+        (["--metric", "fio.MB_s", "--baseline", "schedular=noop"], "did you mean"),
+        (["--metric", "fio.MB_s", "--asc", "--desc"], "give one"),
+    ]:
+        assert query.main(["--dir", d, "best", "--experiment", "sched", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and expect in err and err.count("\n") == 1, err
+    assert query.main(["--dir", d, "summary", "--by", "run.seed"]) == 2
+    assert "only for the best query" in capsys.readouterr().err
+
+
+def test_best_default_baseline_is_the_sweeps_first_values():
+    assert best.sweep_firsts("myisam_nr_requests") == {"run.case": "hdd", "block.nr_requests": "128"}
+    assert best.sweep_firsts("group_commit") == {"engine.innodb_support_xa": "true",
+                                                 "device.sda.battery_backed": "true",
+                                                 "workload.concurrency": "1"}
+    assert best.sweep_firsts("nosuch") == {}
 
 
 def test_varying_params_ignore_seed_and_constants(results):
@@ -97,7 +151,7 @@ def test_cli_named_query_and_list(results, capsys):
     assert query.main(["--dir", str(results), "best", "--experiment", "sched",
                        "--metric", "fio.MB_s"]) == 0
     out = capsys.readouterr().out
-    assert "scheduler=deadline" in out and "margin" in out
+    assert "scheduler=deadline" in out and "x_baseline" in out
     assert query.main(["--list"]) == 0
     listed = capsys.readouterr().out
     for name in ("best", "summary", "failed", "aio_batch"):
