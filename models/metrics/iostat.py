@@ -18,6 +18,17 @@ of requests in flight; ``io_ticks`` (time with at least one request in flight) a
 so ``(r/s + w/s) * svctm == %util * 10`` always holds. Flushes are counted apart
 (``f/s``, as newer kernels do) and are not part of r/s, w/s or svctm.
 
+sysstat 12 renamed and added columns; the ones that are new quantities are here too:
+
+    rkB/s wkB/s   sectors * 512 / 1024 / interval
+    %rrqm %wrqm   merged / (merged + completed) * 100, per direction
+    rareq-sz      read sectors / reads / 2      (kB; wareq-sz for writes)
+    f_await       flush request time / flushes  (ms)
+    aqu-sz        = avgqu-sz (same quantity, new name; no column of its own)
+
+``svctm`` and ``avgrq-sz`` are gone from sysstat 12's output; ``pipeline.iostat``
+prints either layout.
+
 Column names use ``_s`` for ``/s`` and ``_pct`` for ``%`` so they stay plain SQL
 identifiers: ``r_s``, ``rrqm_s``, ``rMB_s``, ``avgrq_sz``, ``avgqu_sz``, ``await_ms``,
 ``svctm_ms``, ``util_pct``.
@@ -27,7 +38,9 @@ from __future__ import annotations
 from ..device.request import FLUSH, READ, SECTOR_BYTES, WRITE
 
 IOSTAT_COLUMNS = ("rrqm_s", "wrqm_s", "r_s", "w_s", "f_s", "rMB_s", "wMB_s", "avgrq_sz",
-                  "avgqu_sz", "await_ms", "r_await_ms", "w_await_ms", "svctm_ms", "util_pct")
+                  "avgqu_sz", "await_ms", "r_await_ms", "w_await_ms", "svctm_ms", "util_pct",
+                  "rkB_s", "wkB_s", "rrqm_pct", "wrqm_pct", "rareq_sz", "wareq_sz",
+                  "f_await_ms")
 
 
 class IostatCounters:
@@ -89,12 +102,17 @@ def iostat_between(before: tuple, after: tuple) -> dict:
     n = [ios1[i] - ios0[i] for i in range(3)]
     sectors = [sec1[i] - sec0[i] for i in range(3)]
     ticks_ms = [(tck1[i] - tck0[i]) / 1e6 for i in range(3)]
+    merged = [mrg1[i] - mrg0[i] for i in range(3)]
     nrw = n[READ] + n[WRITE]
     util_pct = (iot1 - iot0) / 1e9 / itv_s * 100.0
     tput = nrw / itv_s
+
+    def pct(m: int, k: int) -> float:
+        return 100.0 * m / (m + k) if m + k else 0.0
+
     return {
-        "rrqm_s": (mrg1[READ] - mrg0[READ]) / itv_s,
-        "wrqm_s": (mrg1[WRITE] - mrg0[WRITE]) / itv_s,
+        "rrqm_s": merged[READ] / itv_s,
+        "wrqm_s": merged[WRITE] / itv_s,
         "r_s": n[READ] / itv_s,
         "w_s": n[WRITE] / itv_s,
         "f_s": n[FLUSH] / itv_s,
@@ -107,4 +125,11 @@ def iostat_between(before: tuple, after: tuple) -> dict:
         "w_await_ms": ticks_ms[WRITE] / n[WRITE] if n[WRITE] else 0.0,
         "svctm_ms": util_pct * 10.0 / tput if tput else 0.0,
         "util_pct": util_pct,
+        "rkB_s": sectors[READ] * SECTOR_BYTES / 1024 / itv_s,
+        "wkB_s": sectors[WRITE] * SECTOR_BYTES / 1024 / itv_s,
+        "rrqm_pct": pct(merged[READ], n[READ]),
+        "wrqm_pct": pct(merged[WRITE], n[WRITE]),
+        "rareq_sz": sectors[READ] * SECTOR_BYTES / 1024 / n[READ] if n[READ] else 0.0,
+        "wareq_sz": sectors[WRITE] * SECTOR_BYTES / 1024 / n[WRITE] if n[WRITE] else 0.0,
+        "f_await_ms": ticks_ms[FLUSH] / n[FLUSH] if n[FLUSH] else 0.0,
     }
