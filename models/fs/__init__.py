@@ -1,8 +1,9 @@
-"""Linux filesystems and the page cache: buffered and direct I/O, fsync / fdatasync /
-sync_file_range / fallocate, journals (ext3, ext4, xfs) and copy-on-write (zfs).
+"""Linux filesystems and the page cache: buffered and direct I/O, O_DSYNC / O_SYNC
+writes, fsync / fdatasync / sync_file_range / fallocate, journals (ext3, ext4, xfs) and
+copy-on-write (zfs).
 See ``base.py`` for the API."""
 from .base import Filesystem
-from .config import (PAGE_BYTES, SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
+from .config import (O_DSYNC, O_SYNC, PAGE_BYTES, SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
                      SYNC_FILE_RANGE_WRITE, FsConfig, PageCacheConfig)
 from .durability import CrashState, FileCrashState
 from .file import File
@@ -20,5 +21,5 @@ def mount(sim, queue, fs: FsConfig | None = None, page_cache: PageCacheConfig | 
 
 
 __all__ = ["mount", "Filesystem", "FsConfig", "PageCacheConfig", "PageCache", "File", "CrashState",
-           "FileCrashState", "PAGE_BYTES", "SYNC_FILE_RANGE_WAIT_BEFORE",
+           "FileCrashState", "O_DSYNC", "O_SYNC", "PAGE_BYTES", "SYNC_FILE_RANGE_WAIT_BEFORE",
            "SYNC_FILE_RANGE_WRITE", "SYNC_FILE_RANGE_WAIT_AFTER"]

@@ -6,7 +6,7 @@ Public API (every operation is called from a simulated thread and returns an
     fs = Filesystem(sim, FsConfig(type="ext4"), queue, cache=None, name=None)
     f = fs.create("ib_logfile0", size_bytes=0, preallocate="none")   # instant setup
     f = fs.open("ib_logfile0")
-    yield fs.pwrite(f, offset_bytes, size_bytes, direct=False)
+    yield fs.pwrite(f, offset_bytes, size_bytes, direct=False, sync=0)  # sync: O_DSYNC | O_SYNC
     yield fs.pwrites([(f, offset_bytes, size_bytes), ...])   # several, one after another
     yield fs.pread(f, offset_bytes, size_bytes, direct=False)
     yield fs.fsync(f);  yield fs.fdatasync(f)
@@ -43,6 +43,13 @@ filesystem hold what differs):
   then the policy commits the journal if the inode's change is not yet committed
   (``fdatasync`` only for size / allocation changes) and flushes the device cache
   when barriers are on.
+- ``O_DSYNC`` / ``O_SYNC`` (the ``sync`` flag of a ``pwrite``, the file's open flags):
+  after the write - buffered or ``O_DIRECT`` - and before it returns, the durability
+  step of ``fdatasync`` (``O_DSYNC``) or ``fsync`` (``O_SYNC``) for the written range
+  (Linux ``generic_write_sync`` -> ``vfs_fsync_range``): its dirty pages written and
+  waited for, the journal committed if the inode's change needs it, else a cache
+  FLUSH with barriers; zfs commits the intent log (``zil_commit``). Before 2.6.33
+  ``O_SYNC`` meant ``O_DSYNC`` (``FsConfig.osync_is_dsync``).
 - ``sync_file_range``: page-rounded range; WAIT_BEFORE waits for writeback in the
   range, WRITE starts writeback of its dirty pages (waiting for dirty pages already
   under writeback before 4.20), WAIT_AFTER waits again; no metadata, no flush;
@@ -65,7 +72,7 @@ import numpy as np
 from ..block import BlockQueue
 from ..device.request import FLUSH, IORequest
 from ..sim import Event, Simulator, all_of
-from .config import (PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
+from .config import (O_DSYNC, O_SYNC, PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
                      SYNC_FILE_RANGE_WAIT_BEFORE, SYNC_FILE_RANGE_WRITE, FsConfig)
 from . import buffered
 from . import direct as direct_io
@@ -139,11 +146,19 @@ class Filesystem:
 
     # -- public operations (each returns an Event) ------------------------------------
     def pwrite(self, f: File, offset_bytes: int, size_bytes: int, direct: bool = False,
-               issuer: int = 0) -> Event:
+               issuer: int = 0, sync: int = 0) -> Event:
+        """``pwrite(2)`` on a file opened with ``O_DIRECT`` if ``direct`` and with
+        ``sync`` = ``O_DSYNC`` or ``O_SYNC`` (0: neither)."""
         _check_range(offset_bytes, size_bytes, direct)
+        if sync not in (0, O_DSYNC, O_SYNC):
+            raise ValueError(f"sync: must be 0, O_DSYNC or O_SYNC, got {sync!r}")
         direct = direct and self.policy.supports_direct
-        gen = direct_io.write if direct else buffered.write
-        return self.sim.spawn(gen(self, f, offset_bytes, size_bytes, issuer), "pwrite")
+        gen = (direct_io.write if direct else buffered.write)(self, f, offset_bytes,
+                                                               size_bytes, issuer)
+        if sync:
+            datasync = sync == O_DSYNC or self.cfg.osync_datasync
+            gen = self._write_sync(gen, f, offset_bytes, size_bytes, datasync, issuer)
+        return self.sim.spawn(gen, "pwrite")
 
     def pwrites(self, calls, issuer: int = 0) -> Event:
         """Buffered ``pwrite(f, offset, size)`` calls made one after another by one
@@ -285,9 +300,22 @@ class Filesystem:
     # -- fsync, sync_file_range, fallocate ----------------------------------------------
     def _fsync(self, f: File, datasync: bool, issuer: int):
         yield self.cfg.syscall_ns
-        yield from self.policy.fsync_data(self, f, issuer)
-        yield from self.policy.fsync(self, f, datasync)
+        yield from self._sync_range(f, 0, f.cap, datasync, issuer)
         return 0
+
+    def _sync_range(self, f: File, p0: int, p1: int, datasync: bool, issuer: int):
+        """Generator: ``vfs_fsync_range`` of pages [p0, p1) - the data, then the
+        metadata part of ``fdatasync`` (``datasync``) or ``fsync``."""
+        yield from self.policy.fsync_data(self, f, issuer, p0, p1)
+        yield from self.policy.fsync(self, f, datasync)
+
+    def _write_sync(self, write, f: File, off: int, n: int, datasync: bool, issuer: int):
+        """Generator: an ``O_DSYNC`` / ``O_SYNC`` write: the write, then, inside the same
+        call, the sync of what it wrote (``generic_write_sync``)."""
+        done = yield from write
+        if done:
+            yield from self._sync_range(f, off // P, -(-(off + n) // P), datasync, issuer)
+        return done
 
     def _write_and_wait(self, f: File, issuer: int):
         yield from self.writeback.write_range(f, 0, f.cap, sync_all=True, issuer=issuer)

@@ -26,6 +26,11 @@ SYNC_FILE_RANGE_WAIT_BEFORE = 1
 SYNC_FILE_RANGE_WRITE = 2
 SYNC_FILE_RANGE_WAIT_AFTER = 4
 
+# open(2) flags of a synchronous file, as in <asm-generic/fcntl.h> (x86 Linux >= 2.6.33:
+# O_SYNC = __O_SYNC | O_DSYNC; before, O_SYNC had O_DSYNC's value and meaning)
+O_DSYNC = 0o10000
+O_SYNC = 0o4010000
+
 FS_TYPES = ("ext3", "ext4", "xfs", "zfs")
 DATA_MODES = ("ordered", "writeback")
 PREALLOCATE = ("none", "fallocate", "posix_fallocate", "zero_fill")
@@ -88,6 +93,11 @@ class FsConfig:
     - ``sfr_write_waits``: ``SYNC_FILE_RANGE_WRITE`` writes with ``WB_SYNC_ALL`` and so
       waits for dirty pages already under writeback (every kernel before 4.20,
       commit 23d0127096cb); ``False`` models the newer ``WB_SYNC_NONE`` behaviour.
+    - ``osync_is_dsync``: an ``O_SYNC`` write syncs like ``O_DSYNC`` (``fdatasync``), not
+      like ``fsync``: every kernel before 2.6.33 ("For now, when the user asks for O_SYNC,
+      we'll actually give O_DSYNC", mm/filemap.c; proper O_SYNC came with commit
+      6b2f3d1f769b). ``None`` = the fs default: ext3 (the RHEL 5 2.6.18 kernel) yes,
+      ext4 / xfs / zfs no.
     - ``fallocate_supported``: ``None`` = the fs default (ext4/xfs yes; ext3 and
       ZFS-on-Linux of the era no: glibc's ``posix_fallocate`` then zero-fills).
     - CPU costs per kernel path (``*_ns``): ``syscall_ns`` (entry/exit + VFS),
@@ -107,6 +117,7 @@ class FsConfig:
     stable_pages: bool = False
     sfr_write_waits: bool = True
     fallocate_supported: bool | None = None
+    osync_is_dsync: bool | None = None
     syscall_ns: int = 1_000
     copy_ns_per_page: int = 1_000
     alloc_ns: int = 3_000
@@ -141,6 +152,13 @@ class FsConfig:
         if self.commit_interval_s is not None:
             return int(self.commit_interval_s * 1e9)
         return int((30.0 if self.type == "xfs" else 5.0) * 1e9)
+
+    @property
+    def osync_datasync(self) -> bool:
+        """Does an ``O_SYNC`` write sync only what ``fdatasync`` would?"""
+        if self.osync_is_dsync is None:
+            return self.type == "ext3"
+        return self.osync_is_dsync
 
     @property
     def can_fallocate(self) -> bool:

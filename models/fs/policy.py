@@ -106,10 +106,12 @@ class FsPolicy:
         yield from fs.journal.write_expired_home(fs.sim.now_ns - expire)
 
     # -- fsync ---------------------------------------------------------------------------
-    def fsync_data(self, fs, f, issuer: int):
-        """Generator: the data part of fsync (``filemap_write_and_wait``)."""
-        yield from fs.writeback.write_range(f, 0, f.cap, sync_all=True, issuer=issuer)
-        yield from fs.writeback.wait_range(f, 0, f.cap)
+    def fsync_data(self, fs, f, issuer: int, p0: int = 0, p1: int | None = None):
+        """Generator: the data part of fsync of pages [p0, p1) (the whole file by
+        default; ``filemap_write_and_wait_range``)."""
+        p1 = f.cap if p1 is None else p1
+        yield from fs.writeback.write_range(f, p0, p1, sync_all=True, issuer=issuer)
+        yield from fs.writeback.wait_range(f, p0, p1)
 
     def fsync(self, fs, f, datasync: bool):
         """Generator: the metadata part of fsync / fdatasync (data is already written).

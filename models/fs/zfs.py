@@ -86,7 +86,9 @@ class Zfs(FsPolicy):
     def end_io(self, fs, f, p0, n) -> None:
         pass
 
-    def fsync_data(self, fs, f, issuer):
+    def fsync_data(self, fs, f, issuer, p0=0, p1=None):
+        # zil_commit(zilog, foid) commits every pending record of the file, whatever
+        # range the caller wrote (zfs_write does the same for O_DSYNC / O_SYNC)
         yield from fs.journal.zil_commit(f, issuer)
 
     def fsync(self, fs, f, datasync):

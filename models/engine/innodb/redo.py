@@ -36,10 +36,20 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   fsync at commit; 2 = write at commit, fsync once a second; 0 = nothing at commit.
   The master thread calls ``log_buffer_flush_to_disk`` every
   ``innodb_flush_log_at_timeout`` seconds (1 s in 5.1/5.5) whatever the setting.
-- **innodb_flush_method**: ``fsync`` / ``O_DIRECT`` (log files stay buffered: 5.1's
-  O_DIRECT applies to data files only), ``ALL_O_DIRECT`` (Percona: log files opened
-  O_DIRECT too, writes go straight to the device, fsync still called), ``O_DSYNC``
-  (log files opened O_SYNC: each write is durable, no fsync is called).
+- **innodb_flush_method** (``os_file_create``, ``log_write_up_to`` of 5.1-5.6): what
+  the log files are opened with, and whether ``fil_flush`` follows a write.
+  ``fsync`` / ``O_DIRECT``: log files buffered (O_DIRECT applies to data files only),
+  fsync'ed. ``O_DSYNC``: log files opened ``O_SYNC`` (InnoDB maps O_DSYNC to O_SYNC,
+  "the datasync options seemed to corrupt files in 2001"), so every log write -
+  the once-a-second and ``innodb_flush_log_at_trx_commit=2`` writes too - returns
+  only once the filesystem's ``O_SYNC`` step is done (``models.fs``: the data on the
+  device, a journal commit if the inode changed, the cache flush); ``log_write_up_to``
+  then marks the log flushed and never calls ``fil_flush``. As the write is made
+  holding ``log_sys->mutex``, no thread can append while the device takes it: group
+  commit has nothing to group. Data files are not affected (still fsync'ed). ``littlesync`` / ``nosync`` (accepted by 5.1-5.6, "for
+  internal testing") change only data-file writes and the checkpoint-info write,
+  which are not modelled here: the redo log behaves as with ``fsync``.
+  ``ALL_O_DIRECT`` (Percona Server): log files opened O_DIRECT too, fsync still called.
 
 Deliberately not modelled: checkpoints and the checkpoint-age limits (dirty-page
 flushing belongs to the buffer pool), multiple log groups / log archiving, the
@@ -52,13 +62,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...checks import at_least
+from ...fs.config import O_SYNC
 from ...sim import Event, Mutex, Simulator, SpinMutex
 from ...units import parse_size
 
 LOG_BLOCK_HDR_SIZE = 12
 LOG_BLOCK_TRL_SIZE = 4
 LOG_FILE_HDR_BLOCKS = 4          # LOG_FILE_HDR_SIZE = 4 * OS_FILE_LOG_BLOCK_SIZE
-FLUSH_METHODS = ("fsync", "O_DIRECT", "ALL_O_DIRECT", "O_DSYNC")
+FLUSH_METHODS = ("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "ALL_O_DIRECT")
 
 
 @dataclass(frozen=True)
@@ -131,7 +142,8 @@ def lsn_advance(lsn: int, nbytes: int, block_size: int) -> int:
 class RedoLog:
     """One log group on a filesystem.
 
-    ``fs`` offers ``pwrite(f, offset, size, direct=...) -> Event``, ``fsync(f) -> Event``;
+    ``fs`` offers ``pwrite(f, offset, size, direct=..., sync=...) -> Event`` (``sync``:
+    ``models.fs.O_SYNC`` or 0) and ``fsync(f) -> Event``;
     ``files`` are the open ``ib_logfile*`` handles (``innodb_log_files_in_group`` of
     them, each ``innodb_log_file_size`` long). ``cpu`` (a ``models.engine.cpu.CPU``)
     pays the wake-ups of threads that sleep on ``log_sys->mutex`` or on a running
@@ -158,8 +170,9 @@ class RedoLog:
         self.file_data = cfg.log_file_size_bytes - self.file_hdr
         self.capacity = self.file_data * len(files)
         self.buf_bytes = cfg.log_buffer_size_bytes
+        # os_file_create(OS_LOG_FILE): the open flags of the log files
         self.direct = cfg.innodb_flush_method == "ALL_O_DIRECT"
-        self.dsync = cfg.innodb_flush_method == "O_DSYNC"
+        self.open_sync = O_SYNC if cfg.innodb_flush_method == "O_DSYNC" else 0
         # mutex_spin_wait: rounds x mean ut_delay (delay/2 units of 50 PAUSEs)
         self.spin_ns = cpu.ns(cfg.innodb_sync_spin_loops * cfg.innodb_spin_wait_delay / 2
                               * 50 * cpu.cfg.pause_cycles)
@@ -183,7 +196,8 @@ class RedoLog:
         self.file_writes = 0          # pwrite() calls
         self.bytes_written = 0
         self.fsyncs = 0               # fsync() calls on log files
-        self.flushes = 0              # write+flush operations (one fil_flush each)
+        self.flushes = 0              # write+flush operations (one fil_flush each; with
+                                      # O_DSYNC the O_SYNC write is the flush)
         self.flush_requests = 0       # write_up_to(flush=True) calls from transactions
         self.flush_waits = 0          # ... that waited for another thread's flush
         self.margin_writes = 0
@@ -253,11 +267,15 @@ class RedoLog:
             self.file_writes += 1
             self.bytes_written += size
             self._dirty_files.add(f_idx)
-            yield self.fs.pwrite(self.files[f_idx], off, size, direct=self.direct)
+            yield self.fs.pwrite(self.files[f_idx], off, size, direct=self.direct,
+                                 sync=self.open_sync)
         self.written_lsn = self.write_lsn
         self.mutex.release()
-        if self.dsync:
-            self.flushed_lsn = self.write_lsn       # O_SYNC writes are durable
+        if self.open_sync:
+            # the O_SYNC writes returned once durable: flushed, no fil_flush
+            if flush:
+                self.flushes += 1
+            self.flushed_lsn = self.write_lsn
             self._dirty_files.clear()
         elif flush:
             self.flushes += 1

@@ -1,8 +1,9 @@
 """A tiny stand-in filesystem for engine tests (the real one is models/fs).
 
 Same call names as ``models.fs``: ``create(name, size_bytes)``, ``pwrite(f, offset,
-size, direct=False) -> Event``, ``fsync(f)`` / ``fdatasync(f) -> Event``. Each file is
-a contiguous extent of the block device. Buffered writes only dirty 4 KB pages and
+size, direct=False, sync=0) -> Event`` (``sync``: O_DSYNC / O_SYNC - the write, then
+what ``fsync`` does, before the event fires), ``fsync(f)`` / ``fdatasync(f) -> Event``.
+Each file is a contiguous extent of the block device. Buffered writes only dirty 4 KB pages and
 return after ``write_ns``; ``fsync`` writes the dirty pages (contiguous runs merged
 into one bio), waits for them and for any writes of the file already in flight, then
 sends one FLUSH (``barrier=True``) and returns. O_DIRECT writes go to the device and
@@ -45,9 +46,14 @@ class FakeFS:
         return f
 
     # -- calls ---------------------------------------------------------------------
-    def pwrite(self, f, offset, size, direct=False):
+    def pwrite(self, f, offset, size, direct=False, sync=0):
         assert offset + size <= f.size, (f.name, offset, size, f.size)
         self.calls.append((self.sim.now_ns, "pwrite", f.name, offset, size, direct))
+        if sync:          # O_DSYNC / O_SYNC: the write, then what fsync does
+            return self.sim.spawn(self._sync_write(f, offset, size, direct))
+        return self._write(f, offset, size, direct)
+
+    def _write(self, f, offset, size, direct):
         if direct:
             return self._submit(f, [(offset, size)])
         for p in range(offset // PAGE, (offset + size - 1) // PAGE + 1):
@@ -62,6 +68,9 @@ class FakeFS:
     def fsync(self, f):
         self.calls.append((self.sim.now_ns, "fsync", f.name))
         f.fsyncs += 1
+        return self._flush(f)
+
+    def _flush(self, f):
         pages, f.dirty = sorted(f.dirty), set()
         runs = []
         for p in pages:
@@ -90,6 +99,11 @@ class FakeFS:
         return done
 
     fdatasync = fsync
+
+    def _sync_write(self, f, offset, size, direct):
+        yield self._write(f, offset, size, direct)
+        yield self._flush(f)
+        return size
 
     def _submit(self, f, runs):
         evs = []

@@ -1,7 +1,7 @@
 """Small stacks and devices for the filesystem tests."""
 from models.block import BlockConfig, BlockQueue
 from models.device.base import Device
-from models.device.request import FLUSH, WRITE
+from models.device.request import FLUSH, READ, WRITE
 from models.fs import Filesystem, FsConfig, PageCache, PageCacheConfig
 from models.sim import Simulator
 
@@ -63,3 +63,17 @@ def timed(sim, ev_factory):
     t0 = sim.now_ns
     yield ev_factory()
     return sim.now_ns - t0
+
+
+def trace(fs, dev, since=0):
+    """(op, where, size, fua): where = 'data' | 'journal' | 'meta' | None (flush)."""
+    jstart = fs.layout.journal_start * 4096
+    jend = jstart + fs.layout.journal_blocks * 4096
+    out = []
+    for t, op, off, size, fua in dev.log[since:]:
+        if op == FLUSH:
+            out.append(("flush",))
+            continue
+        where = "journal" if jstart <= off < jend else "meta" if off < jstart else "data"
+        out.append(("read" if op == READ else "write", where, size, fua))
+    return out

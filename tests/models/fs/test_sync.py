@@ -1,27 +1,13 @@
 """fsync / fdatasync / sync_file_range: the I/O each issues, and what a crash keeps."""
 import pytest
 
-from models.device.request import FLUSH, READ, WRITE
 from models.fs import (SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
                        SYNC_FILE_RANGE_WRITE)
 from tests.models.fs.helpers import CacheDevice, run_thread, stack
+from tests.models.fs.helpers import trace as _trace
 
 KB = 1024
 SFR_ALL = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER
-
-
-def _trace(fs, dev, since=0):
-    """(op, where, size, fua): where = 'data' | 'journal' | 'meta' | None (flush)."""
-    jstart = fs.layout.journal_start * 4096
-    jend = jstart + fs.layout.journal_blocks * 4096
-    out = []
-    for t, op, off, size, fua in dev.log[since:]:
-        if op == FLUSH:
-            out.append(("flush",))
-            continue
-        where = "journal" if jstart <= off < jend else "meta" if off < jstart else "data"
-        out.append(("read" if op == READ else "write", where, size, fua))
-    return out
 
 
 def _one(fs_type, prep, call, **kw):

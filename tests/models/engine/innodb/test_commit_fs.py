@@ -101,3 +101,16 @@ def test_uncached_log_pages_are_read_before_a_partial_write():
     assert r["fs"]["rmw_reads"] >= 1 and r["iostat"]["r_s"] > 0
     r = run(cache_100us, 1, 50, commit_protocol="mysql51_builtin")
     assert r["fs"]["rmw_reads"] == 0
+
+
+def test_o_dsync_log_writes_are_rotation_bound_like_fsync_without_cache():
+    """innodb_flush_method=O_DSYNC: the log files are opened O_SYNC, so each log write
+    returns when the disk has it - one revolution per write, as write() + fsync() -
+    with no fsync called, and flush_log_at_trx_commit=2 cannot skip the wait."""
+    o = run(disk_15k, 5, 100, commit_protocol="mysql51_builtin")
+    for trx_commit in (1, 2):
+        d = run(disk_15k, 5, 100, commit_protocol="mysql51_builtin",
+                innodb_flush_method="O_DSYNC", innodb_flush_log_at_trx_commit=trx_commit)
+        assert d["fsyncs_redo"] == 0
+        assert d["tps"] == pytest.approx(o["tps"], rel=0.05)
+        assert d["iostat"]["w_s"] == pytest.approx(2 * d["tps"], rel=0.05)

@@ -2,6 +2,7 @@
 import pytest
 
 from models.block import BlockQueue
+from models.device.request import WRITE
 from models.engine.cpu import CPU, CPUConfig
 from models.engine.innodb.redo import (LOG_BLOCK_HDR_SIZE, RedoConfig, RedoLog,
                                        lsn_advance)
@@ -135,17 +136,45 @@ def test_master_thread_flushes_once_a_second(mode):
     assert redo.flush_requests == 0
 
 
-def test_o_dsync_writes_are_durable_without_fsync():
+@pytest.mark.parametrize("flush", [True, False])
+def test_o_dsync_log_writes_wait_for_the_device_and_need_no_fsync(flush):
+    """O_DSYNC: the log files are opened O_SYNC, so a commit's write returns only when
+    it is on the device (one 100 us device write) - with flush_log_at_trx_commit=2's
+    write-only call too - and log_write_up_to skips fil_flush."""
     sim, fs, redo = make(innodb_flush_method="O_DSYNC")
+    done = []
+
+    def t():
+        lsn = yield from redo.append(100)
+        yield from redo.write_up_to(lsn, flush)
+        done.append(sim.now_ns)
+
+    sim.spawn(t())
+    sim.run(until_ns=500_000_000)
+    assert done == [100 * US]
+    assert redo.fsyncs == 0 and redo.flushed_lsn == redo.lsn
+    assert [c[1] for c in fs.calls] == ["pwrite"]
+    assert [op for _t, op, _o, _n in fs.queue.device.served] == [WRITE]
+    assert redo.flushes == (1 if flush else 0)
+
+
+@pytest.mark.parametrize("method", ["fsync", "littlesync", "nosync", "O_DIRECT"])
+def test_buffered_log_methods_write_to_the_cache_and_fsync(method):
+    """fsync / O_DIRECT / littlesync / nosync: log files buffered; the write returns
+    at once and log_write_up_to fsyncs them (littlesync and nosync change only data
+    file writes and checkpoint-info writes)."""
+    sim, fs, redo = make(innodb_flush_method=method)
+    done = []
 
     def t():
         lsn = yield from redo.append(100)
         yield from redo.write_up_to(lsn, True)
+        done.append(sim.now_ns)
 
     sim.spawn(t())
-    sim.run()
-    assert redo.fsyncs == 0 and redo.flushed_lsn == redo.lsn
-    assert [c[1] for c in fs.calls] == ["pwrite"]
+    sim.run(until_ns=500_000_000)
+    assert [c[:2] for c in fs.calls] == [(0, "pwrite"), (0, "fsync")]
+    assert done == [100 * US] and redo.fsyncs == 1
 
 
 def test_all_o_direct_writes_reach_the_device_before_returning():
