@@ -46,6 +46,7 @@ from .errors import ConfigError, Interrupted, SweepFailed, check_output_dir, des
 from .job import RunOutput, error_text, execute
 from .progress import SweepProgress
 from .schema import RayConfig
+from .signals import Stopped, StopSignals
 from .spec import RunSpec
 
 # Keep shipped code small: byte code and numba's caches are rebuilt on the workers.
@@ -185,95 +186,92 @@ def _failed_from(spec: RunSpec, ex: BaseException) -> RunOutput:
 
 
 # -- fan-out ---------------------------------------------------------------------------------
-class _Terminated(BaseException):
-    """SIGTERM, raised like KeyboardInterrupt (a BaseException, so that no run's
-    ``except Exception`` turns it into a failed row)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _on_sigterm(signum, _frame):
-    raise _Terminated(signum)
+def _deliver(i: int, spec: RunSpec, out: RunOutput, on_result, progress: SweepProgress,
+             stop: StopSignals) -> None:
+    """Write one result and count it, as one step a stop signal does not cut short."""
+    with stop.deferred():
+        on_result(i, out)
+        progress.finished(out.status == "ok", spec.config_hash, out.wall_seconds)
 
 
 def run_serial(specs: Sequence[RunSpec], on_result: Callable[[int, RunOutput], None],
-               progress: SweepProgress) -> None:
+               progress: SweepProgress, stop: StopSignals | None = None) -> None:
+    stop = stop or StopSignals()
     for i, spec in enumerate(specs):
+        stop.check()
         progress.set_running(1)
         try:
             out = simulate_run(spec)
         except Exception as ex:   # a bug in the pipeline around the model: still a row
             out = _failed_from(spec, ex)
         progress.set_running(0)
-        on_result(i, out)
-        progress.finished(out.status == "ok", spec.config_hash, out.wall_seconds)
+        _deliver(i, spec, out, on_result, progress, stop)
 
 
 def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
             on_result: Callable[[int, RunOutput], None], progress: SweepProgress,
-            started: bool = False) -> None:
-    """Run on the initialised Ray session; shut it down at the end if ``started``."""
+            started: bool = False, stop: StopSignals | None = None) -> None:
+    """Run on the initialised Ray session; shut it down at the end if ``started``.
+    Signals are polled (``StopSignals.polled``): Ray's calls are C code, out of which
+    an exception raised by a signal handler cannot come cleanly."""
     import ray
 
+    stop = stop or StopSignals()
     pending: list = []
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
-        index = {}
-        for i, spec in enumerate(specs):
-            index[remote.remote(spec)] = i
-        pending = list(index)
-        slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        progress.set_running(min(slots, len(pending)))
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
-            for ref in ready:
-                i = index[ref]
+    with stop.polled():
+        try:
+            remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
+            index = {}
+            for i, spec in enumerate(specs):
+                stop.check()
+                ref = remote.remote(spec)
+                index[ref] = i
+                pending.append(ref)
+            slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            progress.set_running(min(slots, len(pending)))
+            while pending:
+                stop.check()
+                ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
+                for ref in ready:
+                    stop.check()   # a worker killed by the same signal is no failed run
+                    i = index[ref]
+                    try:
+                        out = ray.get(ref)
+                    except Exception as ex:  # the worker died beyond its retries, or a bug
+                        out = _failed_from(specs[i], ex)
+                    stop.check()
+                    progress.set_running(min(slots, len(pending)))
+                    _deliver(i, specs[i], out, on_result, progress, stop)
+        finally:
+            for ref in pending:   # interrupted: do not leave the cluster busy
                 try:
-                    out = ray.get(ref)
-                except Exception as ex:  # the worker died beyond its retries, or a bug
-                    out = _failed_from(specs[i], ex)
-                progress.set_running(min(slots, len(pending)))
-                on_result(i, out)
-                progress.finished(out.status == "ok", specs[i].config_hash, out.wall_seconds)
-    finally:
-        for ref in pending:   # interrupted: do not leave the cluster busy
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:
-                pass
-        if started:
-            ray.shutdown()
+                    ray.cancel(ref, force=True)
+                except Exception:
+                    pass
+            if started:
+                ray.shutdown()
 
 
 def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,
             on_result: Callable[[int, RunOutput], None], label: str = "sweep",
             skipped: int | None = None) -> SweepProgress:
     """Execute every spec (Ray if ``cfg.enabled``), calling ``on_result`` as each ends;
-    SIGTERM and Ctrl-C become ``Interrupted`` (after the results so far are written)."""
+    SIGTERM and Ctrl-C become ``Interrupted`` (after the results so far are written;
+    a write under way completes first - ``pipeline.signals``)."""
     use_ray = cfg is not None and cfg.enabled and len(specs) > 0
     started = init_ray(cfg) if use_ray else False   # a bad address: an error before any output
-    old = None
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
-        try:   # also over ray.init's own handler (sys.exit), restored afterwards
-            old = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:   # not the main thread
-            old = None
     progress = SweepProgress(len(specs), label, skipped=skipped)
     try:
-        with progress:
+        # installed after ray.init, over its own SIGTERM handler (sys.exit); restored after
+        with StopSignals() as stop, progress:
             if use_ray:
-                run_ray(specs, cfg, on_result, progress, started)
+                run_ray(specs, cfg, on_result, progress, started, stop)
             else:
-                run_serial(specs, on_result, progress)
-    except (KeyboardInterrupt, _Terminated) as ex:
-        signum = ex.signum if isinstance(ex, _Terminated) else signal.SIGINT
+                run_serial(specs, on_result, progress, stop)
+    except (KeyboardInterrupt, Stopped) as ex:
+        signum = ex.signum if isinstance(ex, Stopped) else signal.SIGINT
         raise Interrupted(int(signum), progress.done - progress.failed, progress.failed,
                           len(specs) - progress.done) from None
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
     return progress
 
 
