@@ -42,7 +42,8 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-from .errors import ConfigError, Interrupted, SweepFailed, check_output_dir, describe
+from .errors import (ConfigError, Interrupted, OutputError, SweepFailed, check_output_dir,
+                     describe)
 from .job import RunOutput, error_text, execute
 from .progress import SweepProgress
 from .schema import RayConfig
@@ -268,6 +269,9 @@ def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,
                 run_ray(specs, cfg, on_result, progress, started, stop)
             else:
                 run_serial(specs, on_result, progress, stop)
+    except OutputError as ex:   # the run being written counts as not run
+        raise ex.counted(progress.done - progress.failed, progress.failed,
+                         len(specs) - progress.done) from None
     except (KeyboardInterrupt, Stopped) as ex:
         signum = ex.signum if isinstance(ex, Stopped) else signal.SIGINT
         raise Interrupted(int(signum), progress.done - progress.failed, progress.failed,
@@ -310,7 +314,10 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
                 "code_version": s.code_version, "details": s.results.details,
                 "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         meta.update(res.resources)
-        sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta)
+        try:
+            sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta)
+        except OSError as ex:   # disk full, quota, gone read-only: stop, keep what is there
+            raise OutputError(s.results.dir, ex) from None
         results[todo[j]] = res
 
     run_all([specs[i] for i in todo], ray_cfg, on_result, label, skipped=skipped)
