@@ -34,11 +34,13 @@ test's, a notebook's) is reused and left running; one started here is shut down.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import Any, Callable, Sequence
 
@@ -60,7 +62,14 @@ def _address(cfg: RayConfig) -> str | None:
 
 
 def check_ray_config(cfg: RayConfig, prefix: str = "hydra.launcher.ray") -> None:
-    """Range checks of the launcher's Ray settings (``ConfigError`` naming the key)."""
+    """Range checks of the launcher's Ray settings (``ConfigError`` naming the key),
+    before ``ray.init``: integers fit in 64 bits, and the object store fits in this
+    machine's memory (Ray would otherwise fail deep in its start-up)."""
+    from .coerce import check_int
+
+    for name in ("num_cpus", "max_retries", "object_store_memory_mb"):
+        if getattr(cfg, name) is not None:
+            check_int(getattr(cfg, name), f"{prefix}.{name}")
     if cfg.num_cpus is not None and cfg.num_cpus < 1:
         raise ConfigError(f"{prefix}.num_cpus", f"must be >= 1 or null (all cores), got {cfg.num_cpus}")
     if cfg.max_retries < -1:
@@ -69,9 +78,22 @@ def check_ray_config(cfg: RayConfig, prefix: str = "hydra.launcher.ray") -> None
     if cfg.object_store_memory_mb < 75:
         raise ConfigError(f"{prefix}.object_store_memory_mb",
                           f"must be >= 75 (Ray's minimum), got {cfg.object_store_memory_mb}")
+    total_mb = _memory_mb()
+    if total_mb and cfg.object_store_memory_mb > total_mb:
+        raise ConfigError(f"{prefix}.object_store_memory_mb",
+                          f"must be at most this machine's memory ({total_mb} MB), "
+                          f"got {cfg.object_store_memory_mb}")
     if cfg.address is not None and not str(cfg.address).strip():
         raise ConfigError(f"{prefix}.address", "must be null, 'auto', 'local', "
                           "'host:port' or 'ray://host:port', got an empty string")
+
+
+def _memory_mb() -> int | None:
+    """This machine's physical memory in MiB (None where sysconf cannot tell)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _probe(address: str, key: str, timeout_s: float = 5.0) -> None:
@@ -143,17 +165,83 @@ def prepare_run(cfg, experiment: str, code_version: str) -> RunSpec:
     from .spec import prepare
 
     try:
-        return prepare(cfg, experiment, code_version)
+        spec = prepare(cfg, experiment, code_version)
     except Exception as ex:
         if describe(ex) is not None:
             raise
         raise ConfigError("", f"this configuration cannot be built: {error_text(ex)}") from None
+    check_detail_rows(spec)
+    return spec
+
+
+# A run keeps its iostat detail rows in memory until it ends (~0.5-1 KB each as Python
+# dicts; ~100 B each in Parquet): a million rows is about a gigabyte at most.
+MAX_DETAIL_ROWS = 1_000_000
+
+
+def detail_rows_estimate(spec: RunSpec) -> int | None:
+    """Rows of the ``iostat`` detail table a run will write: one per block queue per
+    ``results.sample_ms`` of simulated time. The simulated time is ``run.duration_s``,
+    else the workload's ``runtime_s``; None when neither bounds it (a workload that
+    ends when its work is done)."""
+    if not spec.results.details:
+        return 0
+    duration_s = spec.run.duration_s or getattr(spec.workload.config, "runtime_s", 0) or 0
+    if not duration_s:
+        return None
+    per_queue = duration_s * 1e3 / spec.results.sample_ms
+    return int(min(per_queue * max(1, len(spec.top_level)), 2**62))
+
+
+def check_detail_rows(spec: RunSpec) -> None:
+    """``ConfigError`` on ``results.sample_ms`` when the estimate exceeds ``MAX_DETAIL_ROWS``."""
+    rows = detail_rows_estimate(spec)
+    if rows is not None and rows > MAX_DETAIL_ROWS:
+        raise ConfigError("results.sample_ms",
+                          f"{spec.results.sample_ms:g} ms over {spec.run.duration_s or spec.workload.config.runtime_s:g} "
+                          f"simulated s would make ~{rows:.3g} iostat detail rows (limit "
+                          f"{MAX_DETAIL_ROWS:,}); sample less often or set results.details=false")
 
 
 # -- one run, on a worker ------------------------------------------------------------------
+class WallBudgetExceeded(BaseException):
+    """A run went past ``results.max_wall_s`` (raised by a timer signal, so a
+    BaseException: no ``except Exception`` of the model keeps running it)."""
+
+
+@contextlib.contextmanager
+def wall_budget(seconds: float):
+    """Raise ``WallBudgetExceeded`` in this thread after ``seconds`` of wall time
+    (``SIGALRM`` timer; the main thread only - Ray runs a task in its worker's main
+    thread). 0, or another thread: no budget."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise WallBudgetExceeded(seconds)
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def simulate_run(spec: RunSpec) -> RunOutput:
-    """The Ray task (``ray::simulate_run`` in ``ps``): ``execute`` plus where it ran."""
-    out = execute(spec)
+    """The Ray task (``ray::simulate_run`` in ``ps``): ``execute`` within the run's wall
+    budget (``results.max_wall_s``; past it, a failed row), plus where it ran."""
+    t0 = time.perf_counter()
+    try:
+        with wall_budget(spec.results.max_wall_s):
+            out = execute(spec)
+    except WallBudgetExceeded:
+        out = failed_output(spec, f"WallBudgetExceeded: the run took longer than "
+                            f"results.max_wall_s={spec.results.max_wall_s:g} s of wall time",
+                            "WallBudgetExceeded")
+        out.wall_seconds = time.perf_counter() - t0
     import pipeline
 
     out.resources["code_dir"] = os.path.dirname(os.path.abspath(pipeline.__file__))
