@@ -34,22 +34,21 @@ test's, a notebook's) is reused and left running; one started here is shut down.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
 import socket
 import sys
-import threading
 import time
 from typing import Any, Callable, Sequence
 
 from .errors import (ConfigError, Interrupted, OutputError, SweepFailed, check_output_dir,
                      describe)
-from .job import RunOutput, error_text, execute
+from .job import RunOutput, error_text
 from .progress import SweepProgress
 from .schema import RayConfig
 from .signals import Stopped, StopSignals
+from .worker import _failed_from, failed_output, loaded_code_hash, simulate_run  # noqa: F401
 from .spec import RunSpec
 
 # Keep shipped code small: byte code and numba's caches are rebuilt on the workers.
@@ -203,77 +202,6 @@ def check_detail_rows(spec: RunSpec) -> None:
                           f"{MAX_DETAIL_ROWS:,}); sample less often or set results.details=false")
 
 
-# -- one run, on a worker ------------------------------------------------------------------
-class WallBudgetExceeded(BaseException):
-    """A run went past ``results.max_wall_s`` (raised by a timer signal, so a
-    BaseException: no ``except Exception`` of the model keeps running it)."""
-
-
-@contextlib.contextmanager
-def wall_budget(seconds: float):
-    """Raise ``WallBudgetExceeded`` in this thread after ``seconds`` of wall time
-    (``SIGALRM`` timer; the main thread only - Ray runs a task in its worker's main
-    thread). 0, or another thread: no budget."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expired(_signum, _frame):
-        raise WallBudgetExceeded(seconds)
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def simulate_run(spec: RunSpec) -> RunOutput:
-    """The Ray task (``ray::simulate_run`` in ``ps``): ``execute`` within the run's wall
-    budget (``results.max_wall_s``; past it, a failed row), plus where it ran."""
-    t0 = time.perf_counter()
-    try:
-        with wall_budget(spec.results.max_wall_s):
-            out = execute(spec)
-    except WallBudgetExceeded:
-        out = failed_output(spec, f"WallBudgetExceeded: the run took longer than "
-                            f"results.max_wall_s={spec.results.max_wall_s:g} s of wall time",
-                            "WallBudgetExceeded")
-        out.wall_seconds = time.perf_counter() - t0
-    import pipeline
-
-    out.resources["code_dir"] = os.path.dirname(os.path.abspath(pipeline.__file__))
-    ray = sys.modules.get("ray")   # never import (or auto-start) Ray on the serial path
-    if ray is not None and ray.is_initialized():
-        try:
-            out.resources["node_id"] = ray.get_runtime_context().get_node_id()
-        except Exception:
-            pass
-    return out
-
-
-def failed_output(spec: RunSpec, error: str, error_type: str) -> RunOutput:
-    """The row of a run whose worker died or whose execution broke (no result came back)."""
-    from .job import summary_table
-
-    row = {"experiment": spec.experiment, "config_hash": spec.config_hash,
-           "code_version": spec.code_version, "seed": spec.seed, "status": "failed",
-           "error": error, "error_type": error_type, "sim_seconds": 0.0,
-           "wall_seconds": 0.0, "events_processed": 0}
-    row.update(spec.params)
-    return RunOutput(spec.experiment, spec.config_hash, "failed",
-                     {"summary": summary_table(row)}, 0.0)
-
-
-def _failed_from(spec: RunSpec, ex: BaseException) -> RunOutput:
-    cause = getattr(ex, "cause", None)   # RayTaskError wraps the task's own exception
-    inner = cause if isinstance(cause, BaseException) else ex
-    first = (str(inner).strip().splitlines() or [""])[0]
-    return failed_output(spec, f"{type(inner).__name__}: {first}", type(inner).__name__)
-
-
 # -- fan-out ---------------------------------------------------------------------------------
 def _deliver(i: int, spec: RunSpec, out: RunOutput, on_result, progress: SweepProgress,
              stop: StopSignals) -> None:
@@ -310,10 +238,11 @@ def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
     with stop.polled():
         try:
             remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
+            expected = loaded_code_hash()   # what every worker must run (pipeline.worker)
             index = {}
             for i, spec in enumerate(specs):
                 stop.check()
-                ref = remote.remote(spec)
+                ref = remote.remote(spec, expected)
                 index[ref] = i
                 pending.append(ref)
             slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
