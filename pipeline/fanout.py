@@ -38,6 +38,7 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from typing import Any, Callable, Sequence
@@ -109,6 +110,43 @@ def _probe(address: str, key: str, timeout_s: float = 5.0) -> None:
         raise ConfigError(key, f"no Ray cluster at {address} ({ex.strerror or ex})") from None
 
 
+# Run in a child process: Ray's GCS client, once created in a process, keeps its
+# connection settings for the later ray.init, and logs from C++ straight to stderr.
+_AUTH_PROBE = """
+import sys
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1], cluster_id=None).cluster_id
+except Exception as ex:
+    print(type(ex).__name__)
+"""
+
+
+def _probe_auth(address: str, key: str, timeout_s: float = 30.0) -> None:
+    """Ask the GCS for its cluster id (with this process's token, if any) in a child
+    process with a 5 s connect timeout: a cluster with token authentication refuses
+    at once (``AuthenticationError``), where ``ray.init`` retries for about 20 s,
+    printing a warning a second. Anything else is left to ``ray.init``."""
+    if address in ("auto", "local") or "://" in address:
+        return
+    env = dict(os.environ, RAY_gcs_rpc_server_connect_timeout_s="5")
+    try:
+        out = subprocess.run([sys.executable, "-c", _AUTH_PROBE, address], env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=timeout_s).stdout
+    except (OSError, subprocess.SubprocessError):
+        return
+    if "AuthenticationError" not in out:
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        msg = ("the cluster rejected this token (RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH; "
+               "RAY_AUTH_MODE must be 'token'); give it the cluster's token")
+    else:
+        msg = ("the cluster needs its token: export RAY_AUTH_MODE=token and "
+               "RAY_AUTH_TOKEN=<the cluster's token> (or put it in ~/.ray/auth_token)")
+    raise ConfigError(key, f"cannot join the Ray cluster at {address}: {msg}")
+
+
 def init_ray(cfg: RayConfig) -> bool:
     """Initialise Ray unless it already is; True if this call started it."""
     import ray
@@ -128,6 +166,7 @@ def init_ray(cfg: RayConfig) -> bool:
     runtime_env = dict(cfg.runtime_env or {})
     if address and address != "local":
         _probe(address, key)
+        _probe_auth(address, key)
         if cfg.ship_code and "py_modules" not in runtime_env:
             import models
             import pipeline
