@@ -20,7 +20,11 @@ be a directory it can write in, or create - else a ``ConfigError`` before anythi
 4. **Summary.** A last line ``<label>: <ok> ok, <failed> failed, <skipped> skipped in
    <time>``, the DuckDB summary table of every run of the sweep, and ``SweepFailed``
    (exit status 1) if any run failed. SIGTERM or Ctrl-C stop the sweep between
-   results (``Interrupted``): what was written stays, the same command resumes.
+   results (``Interrupted``, ``pipeline.signals``): what was written stays, a write
+   under way completes, the same command resumes. A result that cannot be written
+   (disk full, read-only) stops it the same way (``OutputError``, exit status 74).
+
+Each run executes in ``pipeline.worker.simulate_run`` (wall budget, the code it ran).
 
 Ray, by default, is an embedded local instance: ``ray.init(address="local")`` with
 the dashboard off, ``num_cpus`` = the machine's cores and a modest object store.
