@@ -58,8 +58,10 @@ class WallBudgetExceeded(BaseException):
 def wall_budget(seconds: float):
     """Raise ``WallBudgetExceeded`` in this thread after ``seconds`` of wall time
     (``SIGALRM`` timer; the main thread only - Ray runs a task in its worker's main
-    thread). 0, or another thread: no budget."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
+    thread). 0, another thread, or a ``SIGALRM`` timer already armed by the caller
+    (whose alarm must not be cancelled): no budget."""
+    if (not seconds or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
         yield
         return
 
