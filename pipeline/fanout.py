@@ -53,6 +53,7 @@ from .job import RunOutput, error_text
 from .progress import SweepProgress
 from .schema import RayConfig
 from .signals import Stopped, StopSignals
+# failed_output: re-exported (it lived here before pipeline.worker)
 from .worker import _failed_from, failed_output, loaded_code_hash, simulate_run  # noqa: F401
 from .spec import RunSpec
 

@@ -19,7 +19,6 @@ import threading
 import time
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
