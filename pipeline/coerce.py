@@ -14,6 +14,8 @@ config. The rules follow OmegaConf's:
   for a number);
 - ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``list[X]``, ``dict[str, X]`` and
   nested dataclasses are checked element by element; ``Any`` passes through;
+- an ``int`` must fit in 64 bits (``INT_MIN`` .. ``INT_MAX``, ``check_int``): every
+  integer field of every section is checked here, once;
 - then the dataclass is constructed, so its ``__post_init__`` range checks run.
 
 Every error is a ``ConfigError`` naming the full key (``device.hdd0.zones[2].first_cyl``).
@@ -26,6 +28,11 @@ import typing
 from typing import Any
 
 from .errors import ConfigError, from_value_error
+
+# Every integer of a config is a BIGINT column of the summary row (Arrow int64) and a
+# C long / numpy int64 in the models: values beyond it are refused here, for every
+# section, instead of an OverflowError when the row is written or a model computes.
+INT_MIN, INT_MAX = -2**63, 2**63 - 1
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
@@ -42,6 +49,14 @@ def _type_name(tp: Any) -> str:
 def _bad(key: str, value: Any, tp: Any) -> ConfigError:
     return ConfigError(key, f"Value {value!r} of type '{type(value).__name__}' could not be "
                             f"converted to {_type_name(tp)}")
+
+
+def check_int(value: int, key: str) -> int:
+    """``value`` if it fits in a signed 64-bit integer, else ``ConfigError``."""
+    if not INT_MIN <= value <= INT_MAX:
+        raise ConfigError(key, f"must fit in a 64-bit integer ({INT_MIN} .. {INT_MAX}), "
+                          f"got {value}")
+    return value
 
 
 def convert(value: Any, tp: Any, key: str) -> Any:
@@ -102,12 +117,14 @@ def convert(value: Any, tp: Any, key: str) -> Any:
         if isinstance(value, bool):
             raise _bad(key, value, tp)
         if isinstance(value, int) or (tp is float and isinstance(value, float)):
-            return tp(value)            # an int stays as it is; a float field takes ints
+            # an int stays as it is; a float field takes ints
+            return check_int(value, key) if tp is int else tp(value)
         if isinstance(value, str):
             try:
-                return tp(value.strip())
-            except ValueError:
+                out = tp(value.strip())
+            except (ValueError, OverflowError):
                 raise _bad(key, value, tp) from None
+            return check_int(out, key) if tp is int else out
         raise _bad(key, value, tp)
     if tp is str:
         if isinstance(value, str):

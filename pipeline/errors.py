@@ -13,12 +13,14 @@ write (``results.dir``, ``--out``), before anything runs or is written.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
 
 EXIT_CONFIG = 2   # like argparse: the command line / config was wrong, nothing ran
 EXIT_FAILED = 1   # runs were attempted and some failed
+EXIT_OUTPUT = 74  # sysexits.h EX_IOERR: results could not be written (disk full, read-only)
 
 
 class ConfigError(ValueError):
@@ -42,6 +44,32 @@ class Interrupted(Exception):
                          f"{not_run} not run; run the same command again to resume")
         self.signum = signum
         self.code = 128 + signum
+
+
+class OutputError(Exception):
+    """Writing a result failed (disk full, quota, file system gone read-only) in the
+    middle of a sweep: the sweep stops, what was written before stays whole, and the
+    same command resumes once there is room. Exit status ``EXIT_OUTPUT``."""
+
+    code = EXIT_OUTPUT
+
+    def __init__(self, directory: str | os.PathLike, error: OSError, ok: int = 0,
+                 failed: int = 0, not_run: int = 0) -> None:
+        self.directory, self.error = str(directory), error
+        self.ok, self.failed, self.not_run = ok, failed, not_run
+        what = error.strerror or str(error)
+        code = f" [{errno_name(error.errno)}]" if error.errno else ""
+        super().__init__(f"results.dir: cannot write results under {self.directory!r}: "
+                         f"{what}{code}; {ok} ok, {failed} failed, {not_run} not run; "
+                         "make room (or fix the directory) and run the same command "
+                         "again to resume")
+
+    def counted(self, ok: int, failed: int, not_run: int) -> "OutputError":
+        return OutputError(self.directory, self.error, ok, failed, not_run)
+
+
+def errno_name(code: int) -> str:
+    return errno.errorcode.get(code, str(code))
 
 
 def check_output_dir(path: str | os.PathLike, key: str) -> None:
@@ -78,6 +106,27 @@ def _check_writable(path: Path, key: str) -> None:
     mode = os.W_OK | (os.X_OK if path.is_dir() else 0)
     if not os.access(path, mode):
         raise ConfigError(key, f"cannot write to {str(path)!r}: permission denied")
+    if path.is_dir():
+        _probe_dir(path, key)
+
+
+def _probe_dir(path: Path, key: str) -> None:
+    """Create and remove an entry in ``path``: what permission bits and mount flags do
+    not tell (root may write anywhere the bits say; ``/proc`` and ``/sys`` refuse new
+    files whatever their modes, a full disk refuses even a directory)."""
+    import tempfile
+
+    try:
+        probe = tempfile.mkdtemp(prefix=".dbio-write-check-", dir=path)
+    except OSError as ex:
+        what = ex.strerror or str(ex)
+        if ex.errno == errno.ENOENT:   # /proc: the directory exists but takes no entries
+            what = f"it accepts no new entries ({what}; a pseudo file system?)"
+        raise ConfigError(key, f"cannot write to {str(path)!r}: {what}") from None
+    try:
+        os.rmdir(probe)
+    except OSError:
+        pass
 
 
 def signal_name(signum: int) -> str:

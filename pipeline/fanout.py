@@ -20,7 +20,11 @@ be a directory it can write in, or create - else a ``ConfigError`` before anythi
 4. **Summary.** A last line ``<label>: <ok> ok, <failed> failed, <skipped> skipped in
    <time>``, the DuckDB summary table of every run of the sweep, and ``SweepFailed``
    (exit status 1) if any run failed. SIGTERM or Ctrl-C stop the sweep between
-   results (``Interrupted``): what was written stays, the same command resumes.
+   results (``Interrupted``, ``pipeline.signals``): what was written stays, a write
+   under way completes, the same command resumes. A result that cannot be written
+   (disk full, read-only) stops it the same way (``OutputError``, exit status 74).
+
+Each run executes in ``pipeline.worker.simulate_run`` (wall budget, the code it ran).
 
 Ray, by default, is an embedded local instance: ``ray.init(address="local")`` with
 the dashboard off, ``num_cpus`` = the machine's cores and a modest object store.
@@ -38,14 +42,19 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from typing import Any, Callable, Sequence
 
-from .errors import ConfigError, Interrupted, SweepFailed, check_output_dir, describe
-from .job import RunOutput, error_text, execute
+from .errors import (ConfigError, Interrupted, OutputError, SweepFailed, check_output_dir,
+                     describe)
+from .job import RunOutput, error_text
 from .progress import SweepProgress
 from .schema import RayConfig
+from .signals import Stopped, StopSignals
+# failed_output: re-exported (it lived here before pipeline.worker)
+from .worker import _failed_from, failed_output, loaded_code_hash, simulate_run  # noqa: F401
 from .spec import RunSpec
 
 # Keep shipped code small: byte code and numba's caches are rebuilt on the workers.
@@ -58,7 +67,14 @@ def _address(cfg: RayConfig) -> str | None:
 
 
 def check_ray_config(cfg: RayConfig, prefix: str = "hydra.launcher.ray") -> None:
-    """Range checks of the launcher's Ray settings (``ConfigError`` naming the key)."""
+    """Range checks of the launcher's Ray settings (``ConfigError`` naming the key),
+    before ``ray.init``: integers fit in 64 bits, and the object store fits in this
+    machine's memory (Ray would otherwise fail deep in its start-up)."""
+    from .coerce import check_int
+
+    for name in ("num_cpus", "max_retries", "object_store_memory_mb"):
+        if getattr(cfg, name) is not None:
+            check_int(getattr(cfg, name), f"{prefix}.{name}")
     if cfg.num_cpus is not None and cfg.num_cpus < 1:
         raise ConfigError(f"{prefix}.num_cpus", f"must be >= 1 or null (all cores), got {cfg.num_cpus}")
     if cfg.max_retries < -1:
@@ -67,9 +83,22 @@ def check_ray_config(cfg: RayConfig, prefix: str = "hydra.launcher.ray") -> None
     if cfg.object_store_memory_mb < 75:
         raise ConfigError(f"{prefix}.object_store_memory_mb",
                           f"must be >= 75 (Ray's minimum), got {cfg.object_store_memory_mb}")
+    total_mb = _memory_mb()
+    if total_mb and cfg.object_store_memory_mb > total_mb:
+        raise ConfigError(f"{prefix}.object_store_memory_mb",
+                          f"must be at most this machine's memory ({total_mb} MB), "
+                          f"got {cfg.object_store_memory_mb}")
     if cfg.address is not None and not str(cfg.address).strip():
         raise ConfigError(f"{prefix}.address", "must be null, 'auto', 'local', "
                           "'host:port' or 'ray://host:port', got an empty string")
+
+
+def _memory_mb() -> int | None:
+    """This machine's physical memory in MiB (None where sysconf cannot tell)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _probe(address: str, key: str, timeout_s: float = 5.0) -> None:
@@ -84,6 +113,43 @@ def _probe(address: str, key: str, timeout_s: float = 5.0) -> None:
             pass
     except OSError as ex:
         raise ConfigError(key, f"no Ray cluster at {address} ({ex.strerror or ex})") from None
+
+
+# Run in a child process: Ray's GCS client, once created in a process, keeps its
+# connection settings for the later ray.init, and logs from C++ straight to stderr.
+_AUTH_PROBE = """
+import sys
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1], cluster_id=None).cluster_id
+except Exception as ex:
+    print(type(ex).__name__)
+"""
+
+
+def _probe_auth(address: str, key: str, timeout_s: float = 30.0) -> None:
+    """Ask the GCS for its cluster id (with this process's token, if any) in a child
+    process with a 5 s connect timeout: a cluster with token authentication refuses
+    at once (``AuthenticationError``), where ``ray.init`` retries for about 20 s,
+    printing a warning a second. Anything else is left to ``ray.init``."""
+    if address in ("auto", "local") or "://" in address:
+        return
+    env = dict(os.environ, RAY_gcs_rpc_server_connect_timeout_s="5")
+    try:
+        out = subprocess.run([sys.executable, "-c", _AUTH_PROBE, address], env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=timeout_s).stdout
+    except (OSError, subprocess.SubprocessError):
+        return
+    if "AuthenticationError" not in out:
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        msg = ("the cluster rejected this token (RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH; "
+               "RAY_AUTH_MODE must be 'token'); give it the cluster's token")
+    else:
+        msg = ("the cluster needs its token: export RAY_AUTH_MODE=token and "
+               "RAY_AUTH_TOKEN=<the cluster's token> (or put it in ~/.ray/auth_token)")
+    raise ConfigError(key, f"cannot join the Ray cluster at {address}: {msg}")
 
 
 def init_ray(cfg: RayConfig) -> bool:
@@ -105,6 +171,7 @@ def init_ray(cfg: RayConfig) -> bool:
     runtime_env = dict(cfg.runtime_env or {})
     if address and address != "local":
         _probe(address, key)
+        _probe_auth(address, key)
         if cfg.ship_code and "py_modules" not in runtime_env:
             import models
             import pipeline
@@ -141,139 +208,135 @@ def prepare_run(cfg, experiment: str, code_version: str) -> RunSpec:
     from .spec import prepare
 
     try:
-        return prepare(cfg, experiment, code_version)
+        spec = prepare(cfg, experiment, code_version)
     except Exception as ex:
         if describe(ex) is not None:
             raise
         raise ConfigError("", f"this configuration cannot be built: {error_text(ex)}") from None
+    check_detail_rows(spec)
+    return spec
 
 
-# -- one run, on a worker ------------------------------------------------------------------
-def simulate_run(spec: RunSpec) -> RunOutput:
-    """The Ray task (``ray::simulate_run`` in ``ps``): ``execute`` plus where it ran."""
-    out = execute(spec)
-    import pipeline
-
-    out.resources["code_dir"] = os.path.dirname(os.path.abspath(pipeline.__file__))
-    ray = sys.modules.get("ray")   # never import (or auto-start) Ray on the serial path
-    if ray is not None and ray.is_initialized():
-        try:
-            out.resources["node_id"] = ray.get_runtime_context().get_node_id()
-        except Exception:
-            pass
-    return out
+# A run keeps its iostat detail rows in memory until it ends (~0.5-1 KB each as Python
+# dicts; ~100 B each in Parquet): a million rows is about a gigabyte at most.
+MAX_DETAIL_ROWS = 1_000_000
 
 
-def failed_output(spec: RunSpec, error: str, error_type: str) -> RunOutput:
-    """The row of a run whose worker died or whose execution broke (no result came back)."""
-    from .job import summary_table
+def detail_rows_estimate(spec: RunSpec) -> int | None:
+    """Rows of the ``iostat`` detail table a run will write: one per block queue per
+    ``results.sample_ms`` of simulated time. The simulated time is ``run.duration_s``,
+    else the workload's ``runtime_s``; None when neither bounds it (a workload that
+    ends when its work is done)."""
+    if not spec.results.details:
+        return 0
+    duration_s = spec.run.duration_s or getattr(spec.workload.config, "runtime_s", 0) or 0
+    if not duration_s:
+        return None
+    per_queue = duration_s * 1e3 / spec.results.sample_ms
+    return int(min(per_queue * max(1, len(spec.top_level)), 2**62))
 
-    row = {"experiment": spec.experiment, "config_hash": spec.config_hash,
-           "code_version": spec.code_version, "seed": spec.seed, "status": "failed",
-           "error": error, "error_type": error_type, "sim_seconds": 0.0,
-           "wall_seconds": 0.0, "events_processed": 0}
-    row.update(spec.params)
-    return RunOutput(spec.experiment, spec.config_hash, "failed",
-                     {"summary": summary_table(row)}, 0.0)
 
-
-def _failed_from(spec: RunSpec, ex: BaseException) -> RunOutput:
-    cause = getattr(ex, "cause", None)   # RayTaskError wraps the task's own exception
-    inner = cause if isinstance(cause, BaseException) else ex
-    first = (str(inner).strip().splitlines() or [""])[0]
-    return failed_output(spec, f"{type(inner).__name__}: {first}", type(inner).__name__)
+def check_detail_rows(spec: RunSpec) -> None:
+    """``ConfigError`` on ``results.sample_ms`` when the estimate exceeds ``MAX_DETAIL_ROWS``."""
+    rows = detail_rows_estimate(spec)
+    if rows is not None and rows > MAX_DETAIL_ROWS:
+        raise ConfigError("results.sample_ms",
+                          f"{spec.results.sample_ms:g} ms over {spec.run.duration_s or spec.workload.config.runtime_s:g} "
+                          f"simulated s would make ~{rows:.3g} iostat detail rows (limit "
+                          f"{MAX_DETAIL_ROWS:,}); sample less often or set results.details=false")
 
 
 # -- fan-out ---------------------------------------------------------------------------------
-class _Terminated(BaseException):
-    """SIGTERM, raised like KeyboardInterrupt (a BaseException, so that no run's
-    ``except Exception`` turns it into a failed row)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _on_sigterm(signum, _frame):
-    raise _Terminated(signum)
+def _deliver(i: int, spec: RunSpec, out: RunOutput, on_result, progress: SweepProgress,
+             stop: StopSignals) -> None:
+    """Write one result and count it, as one step a stop signal does not cut short."""
+    with stop.deferred():
+        on_result(i, out)
+        progress.finished(out.status == "ok", spec.config_hash, out.wall_seconds)
 
 
 def run_serial(specs: Sequence[RunSpec], on_result: Callable[[int, RunOutput], None],
-               progress: SweepProgress) -> None:
+               progress: SweepProgress, stop: StopSignals | None = None) -> None:
+    stop = stop or StopSignals()
     for i, spec in enumerate(specs):
+        stop.check()
         progress.set_running(1)
         try:
             out = simulate_run(spec)
         except Exception as ex:   # a bug in the pipeline around the model: still a row
             out = _failed_from(spec, ex)
         progress.set_running(0)
-        on_result(i, out)
-        progress.finished(out.status == "ok", spec.config_hash, out.wall_seconds)
+        _deliver(i, spec, out, on_result, progress, stop)
 
 
 def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
             on_result: Callable[[int, RunOutput], None], progress: SweepProgress,
-            started: bool = False) -> None:
-    """Run on the initialised Ray session; shut it down at the end if ``started``."""
+            started: bool = False, stop: StopSignals | None = None) -> None:
+    """Run on the initialised Ray session; shut it down at the end if ``started``.
+    Signals are polled (``StopSignals.polled``): Ray's calls are C code, out of which
+    an exception raised by a signal handler cannot come cleanly."""
     import ray
 
+    stop = stop or StopSignals()
     pending: list = []
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
-        index = {}
-        for i, spec in enumerate(specs):
-            index[remote.remote(spec)] = i
-        pending = list(index)
-        slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        progress.set_running(min(slots, len(pending)))
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
-            for ref in ready:
-                i = index[ref]
+    with stop.polled():
+        try:
+            remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
+            expected = loaded_code_hash()   # what every worker must run (pipeline.worker)
+            index = {}
+            for i, spec in enumerate(specs):
+                stop.check()
+                ref = remote.remote(spec, expected)
+                index[ref] = i
+                pending.append(ref)
+            slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            progress.set_running(min(slots, len(pending)))
+            while pending:
+                stop.check()
+                ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
+                for ref in ready:
+                    stop.check()   # a worker killed by the same signal is no failed run
+                    i = index[ref]
+                    try:
+                        out = ray.get(ref)
+                    except Exception as ex:  # the worker died beyond its retries, or a bug
+                        out = _failed_from(specs[i], ex)
+                    stop.check()
+                    progress.set_running(min(slots, len(pending)))
+                    _deliver(i, specs[i], out, on_result, progress, stop)
+        finally:
+            for ref in pending:   # interrupted: do not leave the cluster busy
                 try:
-                    out = ray.get(ref)
-                except Exception as ex:  # the worker died beyond its retries, or a bug
-                    out = _failed_from(specs[i], ex)
-                progress.set_running(min(slots, len(pending)))
-                on_result(i, out)
-                progress.finished(out.status == "ok", specs[i].config_hash, out.wall_seconds)
-    finally:
-        for ref in pending:   # interrupted: do not leave the cluster busy
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:
-                pass
-        if started:
-            ray.shutdown()
+                    ray.cancel(ref, force=True)
+                except Exception:
+                    pass
+            if started:
+                ray.shutdown()
 
 
 def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,
             on_result: Callable[[int, RunOutput], None], label: str = "sweep",
             skipped: int | None = None) -> SweepProgress:
     """Execute every spec (Ray if ``cfg.enabled``), calling ``on_result`` as each ends;
-    SIGTERM and Ctrl-C become ``Interrupted`` (after the results so far are written)."""
+    SIGTERM and Ctrl-C become ``Interrupted`` (after the results so far are written;
+    a write under way completes first - ``pipeline.signals``)."""
     use_ray = cfg is not None and cfg.enabled and len(specs) > 0
     started = init_ray(cfg) if use_ray else False   # a bad address: an error before any output
-    old = None
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
-        try:   # also over ray.init's own handler (sys.exit), restored afterwards
-            old = signal.signal(signal.SIGTERM, _on_sigterm)
-        except ValueError:   # not the main thread
-            old = None
     progress = SweepProgress(len(specs), label, skipped=skipped)
     try:
-        with progress:
+        # installed after ray.init, over its own SIGTERM handler (sys.exit); restored after
+        with StopSignals() as stop, progress:
             if use_ray:
-                run_ray(specs, cfg, on_result, progress, started)
+                run_ray(specs, cfg, on_result, progress, started, stop)
             else:
-                run_serial(specs, on_result, progress)
-    except (KeyboardInterrupt, _Terminated) as ex:
-        signum = ex.signum if isinstance(ex, _Terminated) else signal.SIGINT
+                run_serial(specs, on_result, progress, stop)
+    except OutputError as ex:   # the run being written counts as not run
+        raise ex.counted(progress.done - progress.failed, progress.failed,
+                         len(specs) - progress.done) from None
+    except (KeyboardInterrupt, Stopped) as ex:
+        signum = ex.signum if isinstance(ex, Stopped) else signal.SIGINT
         raise Interrupted(int(signum), progress.done - progress.failed, progress.failed,
                           len(specs) - progress.done) from None
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
     return progress
 
 
@@ -312,7 +375,10 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
                 "code_version": s.code_version, "details": s.results.details,
                 "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         meta.update(res.resources)
-        sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta)
+        try:
+            sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta)
+        except OSError as ex:   # disk full, quota, gone read-only: stop, keep what is there
+            raise OutputError(s.results.dir, ex) from None
         results[todo[j]] = res
 
     run_all([specs[i] for i in todo], ray_cfg, on_result, label, skipped=skipped)

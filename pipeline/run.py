@@ -21,7 +21,9 @@ member that does not exist, a group option that does not exist) print one line,
 ``error: <key>: <message>``, exit with status 2 and write nothing. A sweep with failed
 runs writes every row (``status='failed'``, ``error``) and exits with status 1.
 SIGTERM or Ctrl-C stop a sweep between results: exit status 128 + the signal, what
-was written stays, the same command resumes.
+was written stays, the same command resumes. A result that cannot be written (disk
+full, quota, a file system gone read-only) stops the sweep the same way, with one line
+naming the directory and the error and exit status 74 (``EX_IOERR``).
 """
 from __future__ import annotations
 
@@ -29,8 +31,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import (EXIT_CONFIG, EXIT_FAILED, Abort, ConfigError, Interrupted, SweepFailed,
-                     describe, one_line)
+from .errors import (EXIT_CONFIG, EXIT_FAILED, Abort, ConfigError, Interrupted, OutputError,
+                     SweepFailed, describe, one_line)
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
@@ -55,7 +57,7 @@ def task(cfg) -> None:
         sweep([spec], None, rerun=True, label=f"{spec.experiment}: run")
     except SweepFailed as ex:
         raise Abort(EXIT_FAILED, f"error: {ex}") from None
-    except Interrupted as ex:
+    except (Interrupted, OutputError) as ex:
         raise Abort(ex.code, f"error: {ex}") from None
     except Exception as ex:
         err = describe(ex)
@@ -113,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     except SweepFailed as ex:
         print(one_line(f"error: {ex}"), file=sys.stderr)
         return EXIT_FAILED
-    except Interrupted as ex:
-        print(f"error: {ex}", file=sys.stderr)
+    except (Interrupted, OutputError) as ex:
+        print(one_line(f"error: {ex}"), file=sys.stderr)
         return ex.code
     except Exception as ex:
         err = describe(ex)

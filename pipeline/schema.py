@@ -63,18 +63,25 @@ class ResultsConfig:
     - ``details``: also write detail tables (``iostat`` time series) beside the summary.
     - ``sample_ms``: interval of the detail time series, simulated milliseconds.
     - ``summary``: print the DuckDB summary table after a run or sweep.
+    - ``max_wall_s``: wall-clock budget of each run (real seconds, default one day; 0 =
+      none). A run that exceeds it ends as ``status=failed``, ``error_type``
+      ``WallBudgetExceeded``, instead of running until killed. A limit of the machine,
+      not of the simulated system: no column, not in the config hash.
     """
 
     dir: str = "outputs"
     details: bool = False
     sample_ms: float = 1000.0
     summary: bool = True
+    max_wall_s: float = 86400.0
 
     def __post_init__(self) -> None:
         if not self.dir:
             raise ValueError("dir: must not be empty")
         above(self, 0, "sample_ms")
         at_most(self, MAX_SECONDS * 1e3, "sample_ms")
+        at_least(self, 0, "max_wall_s")
+        at_most(self, MAX_SECONDS, "max_wall_s")
 
 
 @dataclass

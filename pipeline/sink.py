@@ -49,6 +49,11 @@ META_PREFIX = "dbio."
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+# Staging cannot be made beside the tree (its parent is not ours to write in): write
+# each file in place instead. Any other error (ENOSPC, EDQUOT, EIO) is the caller's.
+_NO_STAGING = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 def partition_value(v: str) -> str:
     """A string usable as a hive partition value (no '/', '=' or spaces)."""
     return _SAFE.sub("_", str(v)) or "_"
@@ -141,7 +146,9 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
         stage_root.mkdir(parents=True, exist_ok=True)
         stage = stage_root / f"new~{_tag()}"
         stage.mkdir()
-    except OSError:
+    except OSError as ex:
+        if ex.errno not in _NO_STAGING:   # a full disk: no fallback writes half a run
+            raise
         return _write_run_per_file(final, tables, names, meta)
     try:
         for n, fname in names:

@@ -27,7 +27,11 @@ published demerit for the seven validation drives, by trace file name; null
 otherwise). Detail table ``requests``: one row per request with ``measured_ns``.
 
 The trace is read where the run is built (the Ray worker): on a cluster the file
-must be present on every node at the same path.
+must be present on every node at the same path. With ``number_ios=N`` only the first
+N requests of the file are read (``read_trace_head``: the file is streamed and
+reading stops there), so memory does not grow with the file; fio's ``number_ios``
+also counts in file order. A CSV trace's first N lines are then sorted by time among
+themselves. ``number_ios=0`` reads the whole file.
 """
 from __future__ import annotations
 
@@ -76,18 +80,53 @@ def _check_bounds(t, n: int, device, path: Path) -> None:
                          f"{device.name!r} ({device.capacity_bytes} bytes)")
 
 
+def read_trace_head(path: Path, fmt: str, limit: int):
+    """The first ``limit`` requests of a trace file (all of it for 0), reading the file
+    only as far as they go. Lines are taken as they are (blank lines, comments and a
+    CSV header included), so errors name the same line numbers as a whole read."""
+    from .disksim.traces import parse_csv_trace, parse_validate_trace, read_trace
+
+    if not limit:
+        return read_trace(path, fmt)
+    if fmt == "auto":
+        fmt = "csv" if path.suffix.lower() == ".csv" else "validate"
+    if fmt not in ("csv", "validate"):
+        raise ValueError(f"iolog_format: must be auto, csv or validate, got {fmt!r}")
+    lines, found = [], 0
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                lines.append(line)
+                text = line.strip()
+                if not text or (fmt == "csv" and text.startswith("#")):
+                    continue
+                if fmt == "csv" and len(lines) == 1 and not _is_number(text.split(",")[0]):
+                    continue        # a header (parse_csv_trace's rule: first line only)
+                found += 1
+                if found == limit:
+                    break
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a trace text file (not UTF-8)") from None
+    parse = parse_csv_trace if fmt == "csv" else parse_validate_trace
+    return parse("".join(lines), str(path)).head(limit)
+
+
+def _is_number(text: str) -> bool:
+    return text.strip().replace(".", "", 1).isdigit()
+
+
 class TraceJob:
     """A ``TraceReplay`` of the trace file on ``queue`` (or its device)."""
 
     def __init__(self, sim, cfg, queue, extras: dict) -> None:
         from models.workload.trace import TraceReplay
 
-        from .disksim.traces import read_trace
         from .disksim.validate import DISKSIM_DEMERIT_MS
 
         path = resolve(extras["iolog"])
         try:
-            self.trace = read_trace(path, extras.get("iolog_format", "auto"))
+            self.trace = read_trace_head(path, extras.get("iolog_format", "auto"),
+                                         cfg.number_ios)
         except OSError as ex:
             raise ValueError(f"iolog: cannot read {path}: {ex.strerror or ex}") from None
         except ValueError as ex:

@@ -1,0 +1,135 @@
+"""One run on a worker (a Ray task, or in the driver's process on the serial path):
+the simulation within its wall-clock budget, and the code it actually ran.
+
+- **Wall budget.** ``results.max_wall_s`` (real seconds; 0 = none): a ``SIGALRM``
+  timer raises ``WallBudgetExceeded`` in the running simulation, and the run becomes a
+  failed row (``error_type`` ``WallBudgetExceeded``) instead of running until killed.
+  Ray runs a task in its worker process's main thread, where the timer can be set.
+- **The code that ran.** ``loaded_code_hash`` hashes the ``*.py`` files of the
+  ``models`` and ``pipeline`` packages this process imported (paths relative to each
+  package's parent, so a shipped copy in Ray's ``runtime_resources`` hashes like the
+  driver's checkout). The driver passes its own; a worker that imported other code (a
+  checkout of its own, earlier on its ``sys.path`` than the shipped ``py_modules``)
+  refuses to run and says so. Every run records the hash it ran in its footer
+  (``dbio.code_hash``) beside ``dbio.code_dir``.
+
+Not handled: a worker whose code matches but whose installed libraries differ (numpy,
+pyarrow versions); only the project's own code is compared.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .job import RunOutput, execute
+from .spec import RunSpec
+
+
+@functools.lru_cache(maxsize=1)
+def loaded_code_hash() -> str:
+    """Hash of the ``models`` and ``pipeline`` sources this process imported (the same
+    files and digest as ``pipeline.version.source_hash`` of a checkout)."""
+    import models
+    import pipeline
+
+    h = hashlib.sha256()
+    for pkg in (models, pipeline):
+        base = Path(pkg.__file__).resolve().parent
+        for path in sorted(base.rglob("*.py")):
+            h.update(str(path.relative_to(base.parent)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+class WallBudgetExceeded(BaseException):
+    """A run went past ``results.max_wall_s`` (raised by a timer signal, so a
+    BaseException: no ``except Exception`` of the model keeps running it)."""
+
+
+@contextlib.contextmanager
+def wall_budget(seconds: float):
+    """Raise ``WallBudgetExceeded`` in this thread after ``seconds`` of wall time
+    (``SIGALRM`` timer; the main thread only - Ray runs a task in its worker's main
+    thread). 0, another thread, or a ``SIGALRM`` timer already armed by the caller
+    (whose alarm must not be cancelled): no budget."""
+    if (not seconds or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise WallBudgetExceeded(seconds)
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def simulate_run(spec: RunSpec, expected_code: str | None = None) -> RunOutput:
+    """The Ray task (``ray::simulate_run`` in ``ps``): ``execute`` within the run's wall
+    budget (``results.max_wall_s``; past it, a failed row), plus where it ran and the
+    code it ran (``code_hash``). With ``expected_code`` (the driver's
+    ``loaded_code_hash``), a worker whose imported code differs runs nothing: a failed
+    row ``CodeVersionMismatch`` naming the directory it imported from."""
+    import pipeline
+
+    code_dir = os.path.dirname(os.path.abspath(pipeline.__file__))
+    ran = loaded_code_hash()
+    t0 = time.perf_counter()
+    if expected_code is not None and ran != expected_code:
+        out = failed_output(spec, f"CodeVersionMismatch: this worker ({socket.gethostname()}) "
+                            f"imported pipeline from {code_dir} (code {ran}), not the driver's "
+                            f"code ({expected_code}); the shipped copy did not take precedence "
+                            "- remove that directory from the worker's PYTHONPATH/cwd",
+                            "CodeVersionMismatch")
+        out.resources.update(code_dir=code_dir, code_hash=ran)
+        return out
+    try:
+        with wall_budget(spec.results.max_wall_s):
+            out = execute(spec)
+    except WallBudgetExceeded:
+        out = failed_output(spec, f"WallBudgetExceeded: the run took longer than "
+                            f"results.max_wall_s={spec.results.max_wall_s:g} s of wall time",
+                            "WallBudgetExceeded")
+        out.wall_seconds = time.perf_counter() - t0
+    out.resources["code_dir"] = code_dir
+    out.resources["code_hash"] = ran
+    ray = sys.modules.get("ray")   # never import (or auto-start) Ray on the serial path
+    if ray is not None and ray.is_initialized():
+        try:
+            out.resources["node_id"] = ray.get_runtime_context().get_node_id()
+        except Exception:
+            pass
+    return out
+
+
+def failed_output(spec: RunSpec, error: str, error_type: str) -> RunOutput:
+    """The row of a run whose worker died or whose execution broke (no result came back)."""
+    from .job import summary_table
+
+    row = {"experiment": spec.experiment, "config_hash": spec.config_hash,
+           "code_version": spec.code_version, "seed": spec.seed, "status": "failed",
+           "error": error, "error_type": error_type, "sim_seconds": 0.0,
+           "wall_seconds": 0.0, "events_processed": 0}
+    row.update(spec.params)
+    return RunOutput(spec.experiment, spec.config_hash, "failed",
+                     {"summary": summary_table(row)}, 0.0)
+
+
+def _failed_from(spec: RunSpec, ex: BaseException) -> RunOutput:
+    cause = getattr(ex, "cause", None)   # RayTaskError wraps the task's own exception
+    inner = cause if isinstance(cause, BaseException) else ex
+    first = (str(inner).strip().splitlines() or [""])[0]
+    return failed_output(spec, f"{type(inner).__name__}: {first}", type(inner).__name__)
