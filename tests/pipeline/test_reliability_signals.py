@@ -101,14 +101,26 @@ def test_a_signal_during_a_write_waits_for_the_rename_staging_stays_empty(
 
 def _signal_sweeps(tmp_path, base, instant_run) -> int:
     rng = random.Random(7)
+
+    def specs_in(root):
+        return [dataclasses.replace(base, config_hash=f"{base.config_hash}{k}",
+                                    results=dataclasses.replace(base.results, dir=str(root),
+                                                                summary=False))
+                for k in range(4)]
+
+    # how long an uninterrupted sweep takes on this machine now (loaded or not): the
+    # signals are sent at random times inside that window
+    took = []
+    for k in range(3):
+        t0 = time.perf_counter()
+        fanout.sweep(specs_in(tmp_path / f"timing{k}"), None, rerun=True)
+        took.append(time.perf_counter() - t0)
+    window_s = 0.9 * min(took)
     interrupted = 0
     for attempt in range(20):
         root = tmp_path / f"out{attempt}"
-        specs = [dataclasses.replace(base, config_hash=f"{base.config_hash}{k}",
-                                     results=dataclasses.replace(base.results, dir=str(root),
-                                                                 summary=False))
-                 for k in range(4)]
-        timer = threading.Timer(rng.uniform(0.0, 0.2), os.kill, (os.getpid(), signal.SIGTERM))
+        specs = specs_in(root)
+        timer = threading.Timer(rng.uniform(0.0, window_s), os.kill, (os.getpid(), signal.SIGTERM))
         timer.start()
         try:
             fanout.sweep(specs, None, rerun=True)
@@ -123,5 +135,5 @@ def _signal_sweeps(tmp_path, base, instant_run) -> int:
             assert pq.read_metadata(f).num_rows >= 1
         summaries = list(root.glob("**/summary.parquet"))
         for s in summaries:              # every run that is there is whole
-            assert (s.parent / "iostat.parquet").exists()
+            assert (s.parent / "_details" / "iostat.parquet").exists()
     return interrupted
