@@ -36,8 +36,11 @@ import pyarrow as pa
 from .spec import RunSpec
 
 # Columns every summary row has, in this order, with fixed types.
+# ``experiment`` is dictionary-encoded: the type pyarrow infers for the ``experiment=``
+# partition of the results tree, so pandas / pyarrow datasets can merge the two
+EXPERIMENT_TYPE = pa.dictionary(pa.int32(), pa.string())
 RUN_COLUMNS = (
-    ("experiment", pa.string()),
+    ("experiment", EXPERIMENT_TYPE),
     ("config_hash", pa.string()),
     ("code_version", pa.string()),
     ("seed", pa.int64()),
@@ -86,7 +89,7 @@ def summary_table(row: dict) -> pa.Table:
     for name, v in row.items():
         v = _plain(v)
         typ = fixed.get(name) or _arrow_type(v)
-        if typ == pa.string() and v is not None and not isinstance(v, str):
+        if typ in (pa.string(), EXPERIMENT_TYPE) and v is not None and not isinstance(v, str):
             v = str(v)
         fields.append(pa.field(name, typ))
         arrays.append(pa.array([v], type=typ))
@@ -100,7 +103,7 @@ def detail_table(rows: list[dict] | dict, spec: RunSpec) -> pa.Table:
     else:
         t = pa.Table.from_pylist([{k: _plain(v) for k, v in r.items()} for r in rows])
     t = t.append_column("config_hash", pa.array([spec.config_hash] * len(t), pa.string()))
-    return t.append_column("experiment", pa.array([spec.experiment] * len(t), pa.string()))
+    return t.append_column("experiment", pa.array([spec.experiment] * len(t), EXPERIMENT_TYPE))
 
 
 # -- resources ------------------------------------------------------------------------

@@ -3,8 +3,17 @@ finished run from a missing, failed, stale or broken one (resume).
 
 Layout (``results.dir`` defaults to ``outputs``)::
 
-    outputs/experiment=<name>/run=<config_hash>/summary.parquet   one row per run
-    outputs/experiment=<name>/run=<config_hash>/<table>.parquet   detail tables
+    outputs/experiment=<name>/run=<config_hash>/summary.parquet            one row per run
+    outputs/experiment=<name>/run=<config_hash>/_details/<table>.parquet   detail tables
+
+Readers other than DuckDB see the summaries as one dataset: ``pandas.read_parquet(
+"outputs")`` and pyarrow's datasets skip ``_``-prefixed directories, so detail tables
+never mix into the runs table, and the summary's ``experiment`` column is
+dictionary-encoded, the type pyarrow infers for the ``experiment=`` partition (a plain
+string column beside it is a type conflict). Polars reads the summaries by their
+glob: ``pl.scan_parquet("outputs/**/summary.parquet", hive_partitioning=True,
+missing_columns="insert", extra_columns="ignore")``. Both take the columns of the first
+file they read; DuckDB's ``union_by_name`` takes every file's.
 
 **A run appears whole or not at all.** Its files are written into a staging directory
 beside the result tree (``.<dir>.staging/`` next to ``outputs/``, so no
@@ -45,6 +54,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 SUMMARY = "summary"
+DETAILS = "_details"        # a run's detail tables, out of reach of the summary datasets
 META_PREFIX = "dbio."
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -120,9 +130,15 @@ def write_table(path: Path, table: pa.Table) -> Path:
     return path
 
 
+def detail_file(name: str) -> str:
+    """A detail table's path inside its run directory."""
+    return f"{DETAILS}/{partition_value(name)}.parquet"
+
+
 def _file_names(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
-    """(table, file name) in write order: details first, the summary last."""
-    names = [(n, f"{partition_value(n)}.parquet") for n in tables if n != SUMMARY]
+    """(table, file path in the run directory) in write order: details first, the
+    summary last."""
+    names = [(n, detail_file(n)) for n in tables if n != SUMMARY]
     if SUMMARY in tables:
         names.append((SUMMARY, f"{SUMMARY}.parquet"))
     return names
@@ -151,8 +167,12 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
             raise
         return _write_run_per_file(final, tables, names, meta)
     try:
+        if len(names) > 1:
+            (stage / DETAILS).mkdir()
         for n, fname in names:
             _write_parquet(stage / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
+        if len(names) > 1:
+            _fsync_dir(stage / DETAILS)
         _fsync_dir(stage)
         final.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -183,8 +203,8 @@ def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict) -> l
     keep = {fname for _, fname in names}
     if final.exists():
         (final / f"{SUMMARY}.parquet").unlink(missing_ok=True)
-        for p in final.glob("*.parquet"):
-            if p.name not in keep:
+        for p in final.glob(f"{DETAILS}/*.parquet"):
+            if f"{DETAILS}/{p.name}" not in keep:
                 p.unlink(missing_ok=True)
     return [write_table(final / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
             for n, fname in names]
@@ -233,7 +253,7 @@ def completed(root: str | os.PathLike, experiment: str, config_hash: str, code_v
     d = run_dir(root, experiment, config_hash)
     for name in filter(None, meta.get("tables", "").split(",")):
         try:
-            pq.read_metadata(d / f"{partition_value(name)}.parquet")
+            pq.read_metadata(d / detail_file(name))
         except (OSError, pa.ArrowException, ValueError):
             return False
     return True

@@ -21,9 +21,9 @@ SIMULATED = ("response_ns", "service_ns")
 def _samples(results_dir: str | Path, row: dict):
     import duckdb
 
-    from ..sink import run_dir
+    from ..sink import detail_file, run_dir
 
-    p = run_dir(results_dir, row["experiment"], row["config_hash"]) / "requests.parquet"
+    p = run_dir(results_dir, row["experiment"], row["config_hash"]) / detail_file("requests")
     if not p.exists():
         return None, None
     con = duckdb.connect()

@@ -61,7 +61,7 @@ def _intact(root):
     summaries = sorted(root.glob("experiment=*/run=*/summary.parquet"))
     for s in summaries:
         assert pq.read_table(s).num_rows == 1
-        assert pq.read_table(s.parent / "iostat.parquet").num_rows > 0
+        assert pq.read_table(s.parent / "_details" / "iostat.parquet").num_rows > 0
     assert not list(root.rglob("*.partial"))
     assert not sink.staging_dir(root).exists()
     return len(summaries)
