@@ -138,3 +138,29 @@ def test_myisam_nr_requests_gain_is_lost_well_below_min_scale():
     gain, r = _e5(0.05)
     assert gain < 1.5
     assert r[100000]["iostat.sda.avgrq_sz"] == pytest.approx(35.2, rel=0.25)  # this one holds
+
+
+# -- E1 LRA tuning: the published sizes sit on the plateau ----------------------------------------
+def test_lra_tuning_plateau_and_speedup_hold_at_min_scale():
+    s = min_scale("lra_tuning")
+    t = {mb: at("lra_tuning", s, "workload.innodb_lra_sleep=0",
+                f"workload.innodb_lra_size={mb}")["full_scan.scan_s"] for mb in (1024, 4096)}
+    assert t[1024] == pytest.approx(t[4096], rel=0.15)
+    linear = at("lra", s, "innodb_scan=linear",
+                "workload.insert_pattern=user_object")["full_scan.scan_s"]
+    assert linear / t[1024] == pytest.approx(678 / 54.4, rel=0.15)   # full size: 12.5x
+
+
+# -- E1 physical warm-up: it helps when the table fits, less when it does not --------------------
+def _warmup(scale):
+    t = {(scan, bp): at("lra_warmup", scale, f"innodb_scan={scan}",
+                        f"workload.innodb_buffer_pool_size={bp}")["full_scan.scan_s"]
+         for scan, bp in (("linear", "16g"), ("physical", "8g"), ("physical", "16g"))}
+    return t["physical", "16g"] / t["linear", "16g"], t["physical", "8g"] / t["physical", "16g"]
+
+
+def test_lra_warmup_holds_at_min_scale_and_is_lost_below():
+    fits, partial = _warmup(min_scale("lra_warmup"))
+    assert fits == pytest.approx(0.065, rel=0.25)       # full size: 44.2 s / 676.6 s
+    assert partial == pytest.approx(1.87, rel=0.25)     # full size: 82.4 s / 44.2 s
+    assert _warmup(min_scale("lra_warmup") / 5)[1] < 1.87 * 0.75
