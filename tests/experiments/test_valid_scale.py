@@ -5,6 +5,7 @@ construction the cheapest valid one; the measurements behind each value are in t
 YAML's comment and the README (run.scale)."""
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -17,6 +18,7 @@ def min_scale(experiment: str) -> float:
     return validate(compose(experiment), experiment).min_scale
 
 
+@functools.cache      # the linear scan at 0.25 serves the lra and lra_tuning tests
 def at(experiment: str, scale: float, *overrides: str) -> dict:
     return run_point(experiment, *overrides, f"run.scale={scale}")
 
