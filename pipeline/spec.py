@@ -27,7 +27,8 @@ Validation, component by component, so every error names its full key:
 
 The ``RunSpec`` carries the validated model configs, the flattened parameters (the
 columns of the summary row; fields ``run.scale`` shrinks at the value the model uses,
-``pipeline.scaling``) and the hash of the configuration as written. ``pipeline.build`` then constructs the
+``pipeline.scaling``), the hash of the configuration as written, and the experiment's
+``meta`` declarations (``min_scale``). ``pipeline.build`` then constructs the
 stack; ``prepare`` also does a trial build so errors a model can only find when it
 sees its neighbours (a fio region larger than the device) are config errors too.
 """
