@@ -347,8 +347,12 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
     spec: its ``RunOutput``, or None where a valid result was already there. Raises
     ``SweepFailed`` (after writing every row) if any run failed."""
     from . import sink
+    from .sweep import below_scale_notice
 
     out = out or sys.stdout
+    notice = below_scale_notice(specs)
+    if notice:
+        print(notice, file=out, flush=True)
     roots = sorted({str(s.results.dir) for s in specs})
     for root in roots:   # before anything runs: a file, or a read-only directory
         check_output_dir(root, "results.dir")
@@ -388,8 +392,9 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
 
         root = specs[0].results.dir
         hashes = sorted({s.config_hash for s in specs})
+        scales = ", ".join(f"{x:g}" for x in sorted({s.run.scale for s in specs}))
         print_table(sweep_summary(root, hashes), out=out,
-                    title=f"{len(hashes)} run(s) under {root}/")
+                    title=f"{len(hashes)} run(s) under {root}/ at run.scale {scales}")
     failed = [results[i] for i in todo if i in results and results[i].status != "ok"]
     if failed:
         err = failed[0].tables["summary"].column("error")[0].as_py()

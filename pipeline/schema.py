@@ -33,8 +33,11 @@ class RunConfig:
 
     - ``seed``: root of the run's ``numpy.random.SeedSequence``; each component gets a
       child stream keyed by its name.
-    - ``scale``: shrinks data and memory sizes together (ratios kept) so tests run in
-      seconds; models that have data sets apply it, raw-device fio jobs ignore it.
+    - ``scale``: shrinks what each workload model scales (a table and its buffer pool,
+      call counts, file sizes, query counts, MyISAM's inserting time:
+      ``pipeline.scaling``) so tests run in seconds; the page cache, device sizes,
+      raw-device fio jobs and trace replays are not scaled. Below an experiment's
+      ``meta.min_scale`` its published effect no longer holds.
     - ``duration_s``: upper bound on simulated seconds; 0 = until the workload ends.
     - ``case``: the name of a case of an experiment whose runs are a list of cases
       rather than a grid (set by ``conf/case/<experiment>/<case>.yaml``); a label for
@@ -84,6 +87,27 @@ class ResultsConfig:
         at_most(self, MAX_SECONDS, "max_wall_s")
 
 
+@dataclass(frozen=True)
+class MetaConfig:
+    """What an experiment declares about itself (``meta:`` in ``conf/experiment/*.yaml``;
+    not a simulation parameter: no column, not in the config hash).
+
+    - ``min_scale``: the smallest ``run.scale`` at which the experiment's published
+      effect still holds (measured, see the YAML's comment). A run below it is valid
+      but says nothing about the published figure: its row has
+      ``run.below_valid_scale = true``, a run or sweep prints one line saying so, and
+      ``pipeline.validate`` does not compare it. 0 (the default): any scale is valid
+      (ad-hoc runs, experiments without a published effect, raw-device jobs that
+      ignore ``run.scale``).
+    """
+
+    min_scale: float = 0.0
+
+    def __post_init__(self) -> None:
+        at_least(self, 0, "min_scale")
+        at_most(self, 1, "min_scale")
+
+
 @dataclass
 class RootConfig:
     """Top level of a composed config (everything except ``hydra``).
@@ -95,6 +119,7 @@ class RootConfig:
 
     run: RunConfig = field(default_factory=RunConfig)
     results: ResultsConfig = field(default_factory=ResultsConfig)
+    meta: MetaConfig = field(default_factory=MetaConfig)
     device: Dict[str, Any] = field(default_factory=dict)
     block: BlockConfig = field(default_factory=BlockConfig)
     fs: FsConfig = field(default_factory=FsConfig)
@@ -119,8 +144,9 @@ class RayConfig:
     max_retries: int = 0                   # Ray task retries after a worker crash
 
 
-# Top-level sections that are settings of the pipeline, not of the simulated system.
-NOT_PARAMETERS = ("results",)
+# Top-level sections that are settings of the pipeline or declarations of an
+# experiment, not of the simulated system.
+NOT_PARAMETERS = ("results", "meta")
 
 
 def writable(node: Any) -> Any:

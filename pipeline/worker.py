@@ -124,6 +124,7 @@ def failed_output(spec: RunSpec, error: str, error_type: str) -> RunOutput:
            "error": error, "error_type": error_type, "sim_seconds": 0.0,
            "wall_seconds": 0.0, "events_processed": 0}
     row.update(spec.params)
+    row.update(spec.labels)   # run.below_valid_scale (not a parameter, not hashed)
     return RunOutput(spec.experiment, spec.config_hash, "failed",
                      {"summary": summary_table(row)}, 0.0)
 
