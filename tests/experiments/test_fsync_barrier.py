@@ -1,14 +1,12 @@
 """xfs on the X25-E through the pipeline (experiment=fsync_barrier): barriers flush the
-drive cache twice per fsync (~36/s, published ~50/s); nobarrier runs at the drive's
-write rate (published ~5,300/s)."""
-import pytest
-
+drive cache twice per fsync (log PREFLUSH and the FUA turned into a post-flush);
+nobarrier never flushes. (The published writes/s of both:
+tests/experiments/test_published.py, on the same runs.)"""
 from tests.experiments.helpers import run_point
 
 
 def test_barrier_flushes_twice_per_fsync_nobarrier_never():
-    b = run_point("fsync_barrier", "fs.nobarrier=false", "workload.count=60")
-    n = run_point("fsync_barrier", "fs.nobarrier=true", "workload.count=600")
-    assert b["fsstat.sda.flushes"] == 120 and n["fsstat.sda.flushes"] == 0
-    assert 25 < b["fsync_bench.syncs_per_s"] < 60
-    assert n["fsync_bench.syncs_per_s"] == pytest.approx(5300, rel=0.25)
+    b = run_point("fsync_barrier", "fs.nobarrier=false")
+    n = run_point("fsync_barrier", "fs.nobarrier=true")
+    assert b["fsync_bench.writes"] == n["fsync_bench.writes"] == 2000
+    assert b["fsstat.sda.flushes"] == 4000 and n["fsstat.sda.flushes"] == 0

@@ -1,0 +1,114 @@
+"""Every published figure of ``data/reference/published.csv``, simulated in-process with
+the validation's own machinery (``pipeline.validate.plan`` composes and validates each
+row's case, ``pipeline.validate.evaluate`` compares it with its tolerance), for the tests.
+
+- Each distinct case (experiment + overrides -> one configuration) runs once per test
+  session (``tests.experiments.helpers.run_spec``, shared with every other test of the
+  same configuration), only when a test asks for one of its rows.
+- A case runs at its experiment's own ``run.scale``, or at the smallest scale the
+  experiment declares valid for its published figures (``meta.min_scale`` in
+  ``conf/experiment/<name>.yaml``) when that is smaller - cheaper - than its own.
+- ``KNOWN_MISSES`` is the one set of rows the model is known to miss at their published
+  tolerance: ``test_published.py`` runs each of them as ``xfail(strict=True)`` and
+  ``tests/pipeline/test_validate.py`` asserts that exactly this set is outside, so a new
+  miss and an unexpected fix both fail CI. Tolerances are never widened here.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from omegaconf import OmegaConf
+
+from pipeline import reference, validate
+from tests.experiments.helpers import run_spec
+
+# Rows outside their published tolerance on the current model, by mechanism:
+KNOWN_MISSES = frozenset({
+    # xfs with barriers on the X25-E: two cache FLUSHes per fsync at the SSD model's
+    # ~13.5 ms each give ~36 writes/s against the published ~50 (README, Validation)
+    "E4.x25e.barrier",
+    # E5 HDD, nr_requests=128: the RAID 1 + BBU does ~1.7x the published w/s
+    "E5.hdd.nr128.w_s",
+    # E5 HDD, nr_requests=100000: ~1.65x the published merges/s
+    "E5.hdd.nr100000.wrqm_s",
+})
+
+# Experiments whose cases cost more than a few seconds of one core (pytest -m "not slow"
+# leaves them out locally; CI runs everything)
+SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests", "group_commit"})
+
+ROWS: tuple[reference.Reference, ...] = tuple(reference.load(reference.default_files()))
+BY_ID = {r.id: r for r in ROWS}
+
+
+def checked_rows() -> list[reference.Reference]:
+    """The rows CI asserts: every non-``info`` row whose experiment exists."""
+    return [r for r in ROWS if r.tolerance.checked and validate.experiment_exists(r.experiment)]
+
+
+def _experiment_yaml(experiment: str) -> dict:
+    path = validate.EXPERIMENTS_DIR / f"{experiment}.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path), resolve=False) or {}
+
+
+@lru_cache(maxsize=None)
+def scale_for(experiment: str) -> float | None:
+    """The ``run.scale`` the tests run ``experiment``'s cases at: ``meta.min_scale``
+    when the experiment declares one below its own scale, else None (its own)."""
+    raw = _experiment_yaml(experiment)
+    own = float((raw.get("run") or {}).get("scale", 1.0))
+    declared = (raw.get("meta") or {}).get("min_scale")
+    if declared is not None and 0 < float(declared) < own:
+        return float(declared)
+    return None
+
+
+
+
+@lru_cache(maxsize=None)
+def _plan(experiment: str) -> dict:
+    """``{row id: Case | skip reason}`` for the rows of one experiment (composed once)."""
+    rows = [r for r in ROWS if r.experiment == experiment]
+    _, where = validate.plan(rows, scale_for(experiment), results_dir="unused-by-tests")
+    return where
+
+
+def _run(case: validate.Case) -> None:
+    if case.status != "pending":
+        return
+    try:
+        case.row = run_spec(case.spec)
+        case.status = "ok"
+    except Exception as ex:   # reported per row, as pipeline.validate does
+        case.status, case.error = "failed", f"{type(ex).__name__}: {ex}"
+
+
+def check(row_id: str) -> validate.Check:
+    """Simulate what ``row_id`` needs (its case, or a ratio's operands) and compare."""
+    return {c.ref.id: c for c in check_all([row_id])}[row_id]
+
+
+def check_all(row_ids: list[str] | None = None) -> list[validate.Check]:
+    """The checks of ``row_ids`` (default: every row) and of the operands they need."""
+    rows = reference.select(list(ROWS), row_ids or [])
+    where: dict = {}
+    for r in rows:
+        if r.derived:
+            continue
+        target = _plan(r.experiment).get(r.id) if validate.experiment_exists(r.experiment) \
+            else validate.missing_experiment(r.experiment)
+        if isinstance(target, validate.Case):
+            _run(target)
+        where[r.id] = target
+    return validate.evaluate(rows, where)
+
+
+def describe(chk: validate.Check) -> str:
+    """One line: row, simulated against published at its tolerance (and why not run)."""
+    r = chk.ref
+    scale = scale_for(r.experiment)
+    at = f" at run.scale={scale}" if scale is not None else ""
+    sim = "-" if chk.simulated is None else f"{chk.simulated:.6g}"
+    why = f" ({chk.reason})" if chk.reason else ""
+    return (f"{r.id}: simulated {sim} {r.unit}{at}, published {r.published:g} {r.unit}, "
+            f"tolerance {r.tolerance}: {chk.state}{why}")
