@@ -173,6 +173,7 @@ def failed_output(spec: RunSpec, error: str, error_type: str) -> RunOutput:
            "error": error, "error_type": error_type, "sim_seconds": 0.0,
            "wall_seconds": 0.0, "events_processed": 0}
     row.update(spec.params)
+    row.update(spec.labels)
     return RunOutput(spec.experiment, spec.config_hash, "failed",
                      {"summary": summary_table(row)}, 0.0)
 
@@ -284,8 +285,12 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
     spec: its ``RunOutput``, or None where a valid result was already there. Raises
     ``SweepFailed`` (after writing every row) if any run failed."""
     from . import sink
+    from .sweep import below_scale_notice
 
     out = out or sys.stdout
+    notice = below_scale_notice(specs)
+    if notice:
+        print(notice, file=out, flush=True)
     roots = sorted({str(s.results.dir) for s in specs})
     for root in roots:   # before anything runs: a file, or a read-only directory
         check_output_dir(root, "results.dir")

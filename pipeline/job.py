@@ -178,6 +178,7 @@ def execute(spec: RunSpec) -> RunOutput:
     }
     for k, v in spec.params.items():
         row[k] = v
+    row.update(spec.labels)   # run.below_valid_scale (not a parameter, not hashed)
     for k, v in metrics.items():
         if k in row:
             raise RuntimeError(f"metric column {k!r} collides with a parameter")

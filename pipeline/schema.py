@@ -77,6 +77,27 @@ class ResultsConfig:
         at_most(self, MAX_SECONDS * 1e3, "sample_ms")
 
 
+@dataclass(frozen=True)
+class MetaConfig:
+    """What an experiment declares about itself (``meta:`` in ``conf/experiment/*.yaml``;
+    not a simulation parameter: no column, not in the config hash).
+
+    - ``min_scale``: the smallest ``run.scale`` at which the experiment's published
+      effect still holds (measured, see the YAML's comment). A run below it is valid
+      but says nothing about the published figure: its row has
+      ``run.below_valid_scale = true``, a run or sweep prints one line saying so, and
+      ``pipeline.validate`` does not compare it. 0 (the default): any scale is valid
+      (ad-hoc runs, experiments without a published effect, raw-device jobs that
+      ignore ``run.scale``).
+    """
+
+    min_scale: float = 0.0
+
+    def __post_init__(self) -> None:
+        at_least(self, 0, "min_scale")
+        at_most(self, 1, "min_scale")
+
+
 @dataclass
 class RootConfig:
     """Top level of a composed config (everything except ``hydra``).
@@ -88,6 +109,7 @@ class RootConfig:
 
     run: RunConfig = field(default_factory=RunConfig)
     results: ResultsConfig = field(default_factory=ResultsConfig)
+    meta: MetaConfig = field(default_factory=MetaConfig)
     device: Dict[str, Any] = field(default_factory=dict)
     block: BlockConfig = field(default_factory=BlockConfig)
     fs: FsConfig = field(default_factory=FsConfig)
@@ -112,8 +134,9 @@ class RayConfig:
     max_retries: int = 0                   # Ray task retries after a worker crash
 
 
-# Top-level sections that are settings of the pipeline, not of the simulated system.
-NOT_PARAMETERS = ("results",)
+# Top-level sections that are settings of the pipeline or declarations of an
+# experiment, not of the simulated system.
+NOT_PARAMETERS = ("results", "meta")
 
 
 def writable(node: Any) -> Any:

@@ -2,8 +2,8 @@
 
 Validation, component by component, so every error names its full key:
 
-- ``run``, ``results``, ``block``: typed by the root schema already; building their
-  frozen dataclasses runs the range checks (``block.nr_requests: must be >= 1``).
+- ``run``, ``results``, ``meta``, ``block``: typed by the root schema already; building
+  their frozen dataclasses runs the range checks (``block.nr_requests: must be >= 1``).
 - ``device.<name>``: ``type`` picks the registered config class; the remaining keys
   are checked against that dataclass's fields and annotations (unknown key, wrong
   type: ``pipeline.coerce``, OmegaConf's rules) and the dataclass is built (its range
@@ -43,7 +43,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from . import coerce, registry
 from .errors import ConfigError, describe, from_value_error
-from .schema import NOT_PARAMETERS, ResultsConfig, RunConfig
+from .schema import NOT_PARAMETERS, MetaConfig, ResultsConfig, RunConfig
 
 from models.block import BlockConfig
 from models.engine.cpu import CPUConfig
@@ -97,10 +97,28 @@ class RunSpec:
     placement: dict = dataclasses.field(default_factory=dict)  # file class -> device (used)
     mounts: tuple[MountSpec, ...] = ()    # one filesystem per device holding files
     page_cache: PageCacheConfig | None = None   # shared by the mounts
+    meta: MetaConfig = MetaConfig()       # the experiment's declarations (not parameters)
 
     @property
     def seed(self) -> int:
         return self.run.seed
+
+    @property
+    def min_scale(self) -> float:
+        """The experiment's ``meta.min_scale`` (0: any scale is valid)."""
+        return self.meta.min_scale
+
+    @property
+    def below_valid_scale(self) -> bool:
+        """``run.scale`` is below the smallest scale at which the experiment's
+        published effect holds."""
+        return self.run.scale < self.meta.min_scale
+
+    @property
+    def labels(self) -> dict:
+        """Summary-row columns derived from the spec that are no parameters (not in
+        the config hash)."""
+        return {"run.below_valid_scale": self.below_valid_scale}
 
     @property
     def top_level(self) -> tuple[str, ...]:
@@ -296,13 +314,14 @@ def config_hash(params: dict) -> str:
 # -- entry point ----------------------------------------------------------------------------
 def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "") -> RunSpec:
     """Check a composed config and return its ``RunSpec``; raises ``ConfigError``."""
-    known = {"run", "results", "device", "block", "fs", "page_cache", "placement", "engine",
-             "cpu", "workload", "hydra"}
+    known = {"run", "results", "meta", "device", "block", "fs", "page_cache", "placement",
+             "engine", "cpu", "workload", "hydra"}
     for key in cfg.keys():
         if key not in known:
             raise ConfigError(str(key), "unknown top-level key")
     run = _to_object(_container(cfg, "run"), RunConfig, "run")
     results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
+    meta = _to_object(_container(cfg, "meta"), MetaConfig, "meta")
     block_raw = _container(cfg, "block") or {}
     block = _to_object(block_raw, BlockConfig, "block")
     devices = _devices(_container(cfg, "device") or {}, dict(block_raw))
@@ -358,7 +377,7 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     assert not any(k.split(".")[0] in NOT_PARAMETERS for k in params)
     return RunSpec(experiment, run, results, devices, block, workload, params,
                    config_hash(params), code_version, engine, cpu if engine else None,
-                   placement, mounts, page_cache)
+                   placement, mounts, page_cache, meta)
 
 
 def _placement(raw: Any, used: list[str], top: list[str]) -> dict:

@@ -20,6 +20,21 @@ def experiment_name(hydra_cfg) -> str:
     return str(choice) if choice else "default"
 
 
+def below_scale_notice(specs: Sequence[RunSpec]) -> str | None:
+    """One line naming the experiments of ``specs`` run below their ``meta.min_scale``
+    (with the scales), or None when every run is at a valid scale."""
+    low: dict[str, tuple[set, float]] = {}
+    for s in specs:
+        if s.below_valid_scale:
+            low.setdefault(s.experiment, (set(), s.min_scale))[0].add(s.run.scale)
+    if not low:
+        return None
+    parts = [f"{exp} at run.scale={', '.join(f'{x:g}' for x in sorted(scales))} "
+             f"(min_scale {ms:g})" for exp, (scales, ms) in sorted(low.items())]
+    return (f"warning: below the valid scale: {'; '.join(parts)} - the published effect "
+            "does not hold there (meta.min_scale in conf/experiment/)")
+
+
 def run_specs(specs: Sequence[RunSpec], ray: RayConfig | None, label: str = "sweep",
               out=None) -> list[RunOutput]:
     """Run, write, summarise. Raises ``SweepFailed`` (after writing every row) if any
