@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from omegaconf import OmegaConf
-
 from pipeline import reference, validate
 from tests.experiments.helpers import run_spec
 
@@ -46,31 +44,28 @@ def checked_rows() -> list[reference.Reference]:
     return [r for r in ROWS if r.tolerance.checked and validate.experiment_exists(r.experiment)]
 
 
-def _experiment_yaml(experiment: str) -> dict:
-    path = validate.EXPERIMENTS_DIR / f"{experiment}.yaml"
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=False) or {}
-
-
 @lru_cache(maxsize=None)
-def scale_for(experiment: str) -> float | None:
-    """The ``run.scale`` the tests run ``experiment``'s cases at: ``meta.min_scale``
-    when the experiment declares one below its own scale, else None (its own)."""
-    raw = _experiment_yaml(experiment)
-    own = float((raw.get("run") or {}).get("scale", 1.0))
-    declared = (raw.get("meta") or {}).get("min_scale")
-    if declared is not None and 0 < float(declared) < own:
-        return float(declared)
-    return None
-
-
-
-
-@lru_cache(maxsize=None)
-def _plan(experiment: str) -> dict:
-    """``{row id: Case | skip reason}`` for the rows of one experiment (composed once)."""
+def _plan(experiment: str) -> tuple[float | None, dict]:
+    """(the scale the tests run ``experiment`` at, ``{row id: Case | skip reason}``) for
+    the rows of one experiment: composed at the experiment's own ``run.scale``, and again
+    at its ``meta.min_scale`` when that is smaller (cheaper) and above 0."""
     rows = [r for r in ROWS if r.experiment == experiment]
-    _, where = validate.plan(rows, scale_for(experiment), results_dir="unused-by-tests")
-    return where
+    _, where = validate.plan(rows, None, results_dir="unused-by-tests")
+    specs = [c.spec for c in where.values() if isinstance(c, validate.Case)]
+    if not specs:
+        return None, where
+    own = max(s.run.scale for s in specs)
+    declared = max(s.min_scale for s in specs)
+    if 0 < declared < own:
+        _, where = validate.plan(rows, declared, results_dir="unused-by-tests")
+        return declared, where
+    return None, where
+
+
+def scale_for(experiment: str) -> float | None:
+    """The ``run.scale`` the tests run ``experiment``'s cases at when it is not the
+    experiment's own (None: its own)."""
+    return _plan(experiment)[0]
 
 
 def _run(case: validate.Case) -> None:
@@ -89,13 +84,17 @@ def check(row_id: str) -> validate.Check:
 
 
 def check_all(row_ids: list[str] | None = None) -> list[validate.Check]:
-    """The checks of ``row_ids`` (default: every row) and of the operands they need."""
-    rows = reference.select(list(ROWS), row_ids or [])
+    """The checks of ``row_ids`` (default: every checked row, ``checked_rows`` and those
+    of experiments that do not exist yet) and of the operands they need; ``info`` rows
+    only when asked for or needed, so a case no checked row reads is never run."""
+    if row_ids is None:
+        row_ids = [r.id for r in ROWS if r.tolerance.checked]
+    rows = reference.select(list(ROWS), row_ids)
     where: dict = {}
     for r in rows:
         if r.derived:
             continue
-        target = _plan(r.experiment).get(r.id) if validate.experiment_exists(r.experiment) \
+        target = _plan(r.experiment)[1].get(r.id) if validate.experiment_exists(r.experiment) \
             else validate.missing_experiment(r.experiment)
         if isinstance(target, validate.Case):
             _run(target)

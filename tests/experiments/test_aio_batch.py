@@ -2,7 +2,11 @@
 reads 64 per io_submit lets the block layer merge them into fewer, larger requests. (The
 published MB/s and r/s of every case: tests/experiments/test_published.py, on the same
 runs.)"""
+import pytest
+
 from tests.experiments.helpers import run_point
+
+pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
 
 
 def _point(bs: str, n: int) -> dict:

@@ -2,7 +2,11 @@
 drive cache twice per fsync (log PREFLUSH and the FUA turned into a post-flush);
 nobarrier never flushes. (The published writes/s of both:
 tests/experiments/test_published.py, on the same runs.)"""
+import pytest
+
 from tests.experiments.helpers import run_point
+
+pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
 
 
 def test_barrier_flushes_twice_per_fsync_nobarrier_never():

@@ -6,6 +6,8 @@ import pytest
 
 from tests.experiments.helpers import run_point
 
+pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
+
 SMALL = "run.scale=0.02"     # 2,000 of the 100,000 queries (the reference rows' scale;
                              # with fewer, the Plugin's start-up is a visible share)
 
