@@ -21,7 +21,20 @@ of others in the same format can be added with ``--reference``). Lines starting 
                (at most twice published), ``>=0.5x`` (at least half), ``info``
                (shown, never checked)
 ``source``     where the number comes from (paper/blog, table or figure)
+``kind``       what the row can tell: ``prediction`` (nothing was fitted to it),
+               ``calibration`` (a parameter was chosen with this figure in view) or
+               ``development`` (the mechanism was built while watching it); the
+               column is optional - a file without it (your own measurements) is
+               all ``prediction`` -, but where it is present every row sets it
+``calibrated`` the parameter(s) chosen with the figure in view, as config keys
+               separated by spaces (``fs.wakeup_ns device.sda.controller_latency_us``;
+               the README's Calibrations table gives value and how it was chosen);
+               required for ``calibration``, empty for ``prediction``, optional for
+               ``development``
 =============  ====================================================================
+
+``pipeline.validate`` counts each kind apart: a figure met by a calibration shows the
+parameter can be chosen, not that the model predicts it.
 
 Errors name the file, line and row id: ``published.csv:7 (E1.aio.16k_x1.MB_s):
 tolerance: expected N%, <=Nx, >=Nx or info, got '25'``. This module only reads and
@@ -43,12 +56,14 @@ from .columns import PARAM_SECTIONS
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = REPO / "data" / "reference"
 COLUMNS = ("id", "experiment", "case", "overrides", "metric", "published", "unit",
-           "tolerance", "source")
+           "tolerance", "source", "kind", "calibrated")
 REQUIRED = ("id", "experiment", "overrides", "metric", "published", "tolerance", "source")
 CONFIG_SECTIONS = PARAM_SECTIONS + ("results", "hydra")
+KINDS = ("prediction", "calibration", "development")
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+_KEY = re.compile(r"^(?:%s)(\.[A-Za-z0-9_]+)+$" % "|".join(PARAM_SECTIONS))
 _RATIO = re.compile(r"^ratio\(\s*([^,\s()]+)\s*,\s*([^,\s()]+)\s*\)$")
 _TOL = re.compile(r"^(?:(?P<pct>\d+(?:\.\d+)?)\s*%|(?P<op><=|>=)\s*(?P<x>\d+(?:\.\d+)?)\s*x|(?P<info>info))$")
 
@@ -119,6 +134,8 @@ class Reference:
     file: str = ""
     line: int = 0
     operands: tuple[str, ...] = field(default=())   # ratio(A, B): (A, B)
+    kind: str = "prediction"                        # one of KINDS
+    calibrated: tuple[str, ...] = field(default=())  # config keys chosen with it in view
 
     @property
     def derived(self) -> bool:
@@ -227,9 +244,35 @@ def _row(path: Path, line: int, raw: dict) -> Reference:
     source = (raw.get("source") or "").strip()
     if not source:
         raise bad("source", "empty: say where the number comes from")
+    kind, calibrated = _kind(raw, bad)
     return Reference(rid, experiment, tuple(items), metric, published, tol, source,
                      (raw.get("case") or "").strip(), (raw.get("unit") or "").strip(),
-                     str(path), line, operands)
+                     str(path), line, operands, kind, calibrated)
+
+
+def _kind(raw: dict, bad) -> tuple[str, tuple[str, ...]]:
+    """The row's kind and calibrated parameters (see the module docstring)."""
+    kinds = ", ".join(KINDS)
+    if "kind" in raw:
+        kind = (raw.get("kind") or "").strip()
+        if not kind:
+            raise bad("kind", f"empty: one of {kinds}")
+        if kind not in KINDS:
+            raise bad("kind", f"expected one of {kinds}, got {kind!r}")
+    else:
+        kind = "prediction"
+    keys = tuple((raw.get("calibrated") or "").split())
+    for k in keys:
+        if not _KEY.match(k):
+            raise bad("calibrated", f"expected config keys such as device.sda.controller_latency_us "
+                      f"(sections {', '.join(PARAM_SECTIONS)}), got {k!r}")
+    if kind == "calibration" and not keys:
+        raise bad("calibrated", "empty: a calibration row names the parameter(s) chosen "
+                  "with its figure in view")
+    if kind == "prediction" and keys:
+        raise bad("calibrated", f"a prediction has no calibrated parameter (kind calibration?), "
+                  f"got {' '.join(keys)!r}")
+    return kind, keys
 
 
 def read(path: str | Path) -> list[Reference]:

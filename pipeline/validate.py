@@ -22,7 +22,8 @@
 
 Rows whose experiment does not exist yet (no ``conf/experiment/<name>.yaml``) are
 *skipped*: listed with the reason, never run, never a failure; so are ratios of them.
-``info`` rows are shown, never checked.
+``info`` rows are shown, never checked. Each row's kind (prediction, calibration,
+development: ``pipeline.reference``) is counted apart in the summary and the report.
 
 Exit status: 0 when every checked row is within its tolerance, 1 when one is not or a
 run failed, 2 on bad input (a malformed reference file, an override that does not
@@ -44,7 +45,7 @@ from . import reference as refmod
 from .errors import (EXIT_CONFIG, EXIT_FAILED, ConfigError, Interrupted, SweepFailed,
                      check_output_dir, describe)
 from .reference import Reference, ReferenceError
-from .validation_report import counts, print_table, summary_line, write_report
+from .validation_report import counts, kind_lines, print_table, summary_line, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 CONF_DIR = REPO / "conf"
@@ -366,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     print(summary_line(checks, len(cases), wall)
           + (f" ({len(cases) - n_run} reused from earlier runs of this code version)"
              if n_run < len(cases) else ""))
+    for line in kind_lines(checks):  # a calibration met is no prediction: counted apart
+        print(f"  {line}")
     print(f"report: {path}")
     n = counts(checks)
     for c in checks:

@@ -81,8 +81,9 @@ class RAIDConfig:
     battery-backed commit fsync ~0.1 ms, and the E2 / E4 figures that depend on the
     pair fall within tolerance together (``models/fs/README.md``). ``host_MBps`` 1,000
     (PCIe 1.0 x8 effective DMA);
-    ``destage_max_inflight`` 16 destage writes outstanding. Chosen by mechanism, checked
-    against E5's published iostat (EXPERIMENTS.md; the README's Validation): 64 KB cache
+    ``destage_max_inflight`` 16 destage writes outstanding. Calibrated (mechanisms of
+    real controllers, chosen with E5's published iostat in view: the README's
+    Calibrations table): 64 KB cache
     lines and oldest-first destage - with byte-granular space and an elevator over the
     whole cache, a RAID 1 of 15k disks absorbed E5's random index writes at ~10,000/s
     where the published system managed 576/s, and ``nr_requests`` made no difference;

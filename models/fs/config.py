@@ -10,7 +10,8 @@ writes, the pre-4.20 ``sync_file_range`` writeback mode) and the per-call CPU co
 the kernel paths. The CPU costs are physical (one value for every experiment),
 order-of-magnitude figures for a 2009-2012 Xeon (syscall entry/exit ~0.5-1 us, a 4 KB
 memcpy ~1 us at ~4 GB/s, a context switch / wake-up of a sleeping thread a few us);
-they are not tuned to any published figure.
+they are not tuned to any published figure - except ``wakeup_ns``, calibrated (with
+the RAID controller's latency) on the E2 / E4 figures (``models/engine/cpu.py``).
 """
 from __future__ import annotations
 

@@ -215,6 +215,48 @@ def test_rows_ratios_info_and_exit_status(tmp_path, capsys):
     assert len(list((tmp_path / "out").glob("experiment=aio_batch/run=*/summary.parquet"))) == 2
 
 
+# -- kinds: predictions, calibrations and development rows counted apart -----------------------
+KIND_HEADER = HEADER.rstrip("\n") + ",kind,calibrated\n"
+
+
+def test_each_kind_is_counted_apart_in_summary_report_and_plot(tmp_path, capsys):
+    body = (f"p1,aio_batch,,workload.iodepth_batch_submit=64 {FAST},iostat.sda.rMB_s,1100,MB/s,50%,src,prediction,\n"
+            f"p2,aio_batch,,workload.iodepth_batch_submit=64 {FAST},iostat.sda.r_s,1,r/s,1%,src,prediction,\n"
+            f"c1,aio_batch,,workload.iodepth_batch_submit=1 {FAST},iostat.sda.rMB_s,160,MB/s,<=100x,src,calibration,device.sda.members\n"
+            f"c2,aio_batch,,workload.iodepth_batch_submit=1 {FAST},iostat.sda.r_s,,r/s,info,src,calibration,device.sda.members\n"
+            "d1,dbt2_placement,,placement=all_hdd,dbt2.notpm,3447.25,,25%,src,development,\n")
+    p = write(tmp_path, body, header=KIND_HEADER)
+    out_dir = tmp_path / "report"
+    code, out, _ = run_main(tmp_path, capsys, "--reference", str(p), "--out", str(out_dir))
+    assert code == 1                                           # p2 is outside
+    assert "prediction: 1 within tolerance, 1 outside, 0 informational, 0 skipped" in out
+    assert "calibration: 1 within tolerance, 0 outside, 1 informational, 0 skipped" in out
+    assert "development: 0 within tolerance, 0 outside, 0 informational, 1 skipped" in out
+    md = (out_dir / "report.md").read_text()
+    assert "| prediction | 2 | 1 | 1 | 0 | 0 | 0 |" in md
+    assert "| calibration | 2 | 1 | 0 | 1 | 0 | 0 |" in md
+    assert "| development | 1 | 0 | 0 | 0 | 1 | 0 |" in md
+    assert "| c1 | c1 | calibration |" in md
+    assert "Calibrated: `device.sda.members`" in md and "![kinds](kinds.png)" in md
+    assert (out_dir / "kinds.png").read_bytes()[:4] == b"\x89PNG"
+    with open(out_dir / "report.csv") as fh:
+        got = {r["id"]: r for r in csv.DictReader(fh)}
+    assert [got[i]["kind"] for i in ("p1", "c1", "d1")] == ["prediction", "calibration", "development"]
+    assert got["c1"]["calibrated"] == "device.sda.members" and got["p1"]["calibrated"] == ""
+
+
+@pytest.mark.parametrize("cells, expect", [
+    ("model,", "ref.csv:2 (k): kind: expected one of prediction, calibration, development, got 'model'"),
+    ("calibration,", "ref.csv:2 (k): calibrated: empty"),
+])
+def test_unknown_kind_or_calibration_without_parameter_is_one_line(tmp_path, capsys, cells, expect):
+    p = write(tmp_path, f"k,aio_batch,,{FAST},iostat.sda.r_s,1,,25%,src,{cells}\n", header=KIND_HEADER)
+    code, out, err = run_main(tmp_path, capsys, "--reference", str(p))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"error: {expect}"), err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_failed_run_is_reported_not_raised(tmp_path, capsys, monkeypatch):
     import pipeline.build as build
 
