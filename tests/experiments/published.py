@@ -22,9 +22,6 @@ from tests.experiments.helpers import run_spec
 
 # Rows outside their published tolerance on the current model, by mechanism:
 KNOWN_MISSES = frozenset({
-    # xfs with barriers on the X25-E: two cache FLUSHes per fsync at the SSD model's
-    # ~13.5 ms each give ~36 writes/s against the published ~50 (README, Validation)
-    "E4.x25e.barrier",
     # E5 HDD, nr_requests=128: the RAID 1 + BBU does ~1.7x the published w/s
     "E5.hdd.nr128.w_s",
     # E5 HDD, nr_requests=100000: ~1.65x the published merges/s
