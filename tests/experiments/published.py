@@ -80,6 +80,15 @@ def check(row_id: str) -> validate.Check:
     return {c.ref.id: c for c in check_all([row_id])}[row_id]
 
 
+def case_metrics(row_id: str) -> dict:
+    """The summary metrics of the run of ``row_id``'s case (the run ``check`` makes, at
+    the same scale), for tests of the mechanism behind a published figure."""
+    chk = check(row_id)
+    if chk.case is None or chk.case.row is None:
+        raise RuntimeError(describe(chk))
+    return dict(chk.case.row)
+
+
 def check_all(row_ids: list[str] | None = None) -> list[validate.Check]:
     """The checks of ``row_ids`` (default: every checked row, ``checked_rows`` and those
     of experiments that do not exist yet) and of the operands they need; ``info`` rows
@@ -105,6 +114,7 @@ def describe(chk: validate.Check) -> str:
     scale = scale_for(r.experiment)
     at = f" at run.scale={scale}" if scale is not None else ""
     sim = "-" if chk.simulated is None else f"{chk.simulated:.6g}"
+    pub = "-" if r.published is None else f"{r.published:g}"
     why = f" ({chk.reason})" if chk.reason else ""
-    return (f"{r.id}: simulated {sim} {r.unit}{at}, published {r.published:g} {r.unit}, "
+    return (f"{r.id} ({r.kind}): simulated {sim} {r.unit}{at}, published {pub} {r.unit}, "
             f"tolerance {r.tolerance}: {chk.state}{why}")

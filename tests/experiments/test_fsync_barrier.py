@@ -5,13 +5,14 @@ the calibrated FLUSH cost ``flush_metadata_pages``, and ~5,300/s with nobarrier 
 tests/experiments/test_published.py, on the same runs.)"""
 import pytest
 
-from tests.experiments.helpers import run_point
+from tests.experiments import published
 
 pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
 
 
 def test_barrier_flushes_twice_per_fsync_nobarrier_never():
-    b = run_point("fsync_barrier", "fs.nobarrier=false")
-    n = run_point("fsync_barrier", "fs.nobarrier=true")
-    assert b["fsync_bench.writes"] == n["fsync_bench.writes"] == 2000
-    assert b["fsstat.sda.flushes"] == 4000 and n["fsstat.sda.flushes"] == 0
+    b = published.case_metrics("E4.x25e.barrier")
+    n = published.case_metrics("E4.x25e.nobarrier")
+    assert b["fsync_bench.writes"] > 0 and n["fsync_bench.writes"] > 0
+    assert b["fsstat.sda.flushes"] == 2 * b["fsync_bench.writes"]
+    assert n["fsstat.sda.flushes"] == 0
