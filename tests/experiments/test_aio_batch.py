@@ -4,18 +4,14 @@ published MB/s and r/s of every case: tests/experiments/test_published.py, on th
 runs.)"""
 import pytest
 
-from tests.experiments.helpers import run_point
+from tests.experiments import published
 
 pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
 
 
-def _point(bs: str, n: int) -> dict:
-    # the published rows' cases exactly (shared with test_published.py's runs)
-    return run_point("aio_batch", f"workload.bs={bs}", f"workload.iodepth_batch_submit={n}")
-
-
 def test_batched_16k_submission_is_much_faster_than_single():
-    single, batched = _point("16k", 1), _point("16k", 64)
+    single = published.case_metrics("E1.aio.16k_x1.MB_s")
+    batched = published.case_metrics("E1.aio.16k_x64.MB_s")
     assert batched["iostat.sda.rMB_s"] > 5 * single["iostat.sda.rMB_s"]
     # the batch is merged by the block layer: fewer, larger requests than submitted
     assert batched["iostat.sda.rrqm_s"] > 10 * batched["iostat.sda.r_s"]
