@@ -1,14 +1,12 @@
 """E2 group commit, through the pipeline (experiment=group_commit) at a small scale:
 the built-in InnoDB's serial fsyncs versus the Plugin's shared ones, on the
 battery-backed RAID 1 and without the battery. (The published figures at their
-tolerances: tests/experiments/test_published.py, sharing the 30-connection runs.)"""
+tolerances: tests/experiments/test_published.py.)"""
 import pytest
 
 from tests.experiments.helpers import run_point
 
-pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
-
-SMALL = "run.scale=0.02"     # 2,000 of the 100,000 queries (the reference rows' scale;
+SMALL = "run.scale=0.02"     # 2,000 of the 100,000 queries (the experiment's own scale;
                              # with fewer, the Plugin's start-up is a visible share)
 
 
@@ -19,8 +17,7 @@ def bbu():
                        ("innodb_plugin_104", "true")):
         out[(engine, xa)] = run_point("group_commit", f"engine={engine}",
                                       f"engine.innodb_support_xa={xa}",
-                                      "workload.concurrency=30", SMALL,
-                                      "device.sda.battery_backed=true")
+                                      "workload.concurrency=30", SMALL)
     return out
 
 
