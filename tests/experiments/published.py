@@ -30,7 +30,7 @@ KNOWN_MISSES = frozenset({
 
 # Experiments whose cases cost more than a few seconds of one core (pytest -m "not slow"
 # leaves them out locally; CI runs everything)
-SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests", "group_commit"})
+SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests"})
 
 ROWS: tuple[reference.Reference, ...] = tuple(reference.load(reference.default_files()))
 BY_ID = {r.id: r for r in ROWS}
