@@ -327,8 +327,9 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
 
         root = specs[0].results.dir
         hashes = sorted({s.config_hash for s in specs})
+        scales = ", ".join(f"{x:g}" for x in sorted({s.run.scale for s in specs}))
         print_table(sweep_summary(root, hashes), out=out,
-                    title=f"{len(hashes)} run(s) under {root}/")
+                    title=f"{len(hashes)} run(s) under {root}/ at run.scale {scales}")
     failed = [results[i] for i in todo if i in results and results[i].status != "ok"]
     if failed:
         err = failed[0].tables["summary"].column("error")[0].as_py()

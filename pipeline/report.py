@@ -22,13 +22,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
 from . import reference
 from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
-from .plots.common import Overlay, label_of, varying
+from .plots.common import Overlay, label_of, scale_note, varying
 
 
 def _ra_label(r: dict) -> str:
@@ -188,6 +188,9 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
          results_dir: str | Path | None = None) -> Path:
     """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``."""
     style = style_for(experiment)
+    note = scale_note(rows)
+    if note:
+        style = replace(style, title=f"{style.title}\n{note}")
     overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
     notes = notes_from_checks(checks)
     panels = [] if style.kind == "cdf" else _panels(style, rows, overlays, metrics)

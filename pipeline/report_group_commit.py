@@ -13,7 +13,8 @@ different settings.
     python -m pipeline.report_group_commit --split device.sda.battery_backed --out e2.png
 
 ``plot(rows, path)`` draws from plain dicts (keys ``case``, ``split``, ``concurrency``,
-``tps``) so it can be called without Parquet files.
+``tps``, optionally ``run.scale`` and ``run.below_valid_scale``, printed over the
+panels) so it can be called without Parquet files.
 """
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
-from .plots.common import save
+from .plots.common import save, scale_note
 
+SCALE_COLUMNS = ("run.scale", "run.below_valid_scale")   # for the title (scale_note)
 CASE_COLUMNS = ("engine.commit_protocol", "engine.innodb_support_xa", "engine.sync_binlog",
                 "engine.log_bin")
 LABELS = {"mysql51_builtin": "5.1 built-in", "innodb_plugin_104": "Plugin 1.0.4",
@@ -56,13 +58,13 @@ def load_rows(root: str | Path, split: str | None, metric: str) -> list[dict]:
             raise ConfigError(key, f"column {need!r} not in the results"
                               + (f" (did you mean {close[0]!r}?)" if close else ""))
     varying = varying_params(con, "experiment = 'group_commit' AND status = 'ok'",
-                             skip=("run.seed", "workload.concurrency"))
+                             skip=("run.seed", "workload.concurrency", "run.below_valid_scale"))
     if split is None:
         devices = [c for c in varying if c.startswith("device.")]
         split = next((c for c in devices if c.endswith(".battery_backed")),
                      devices[0] if devices else None)
     varying = [c for c in varying if c != split]
-    present = [c for c in CASE_COLUMNS if c in cols]
+    present = [c for c in CASE_COLUMNS + SCALE_COLUMNS if c in cols]
     select = list(dict.fromkeys(present + varying + ["workload.concurrency", metric]
                                 + ([split] if split else [])))
     q = ", ".join(f'"{c}"' for c in select)
@@ -73,7 +75,8 @@ def load_rows(root: str | Path, split: str | None, metric: str) -> list[dict]:
         rec = dict(zip(select, values))
         rows.append({"case": case_label(rec, varying),
                      "split": f"{split.split('.')[-1]}={rec[split]}" if split else "",
-                     "concurrency": rec["workload.concurrency"], "tps": rec[metric]})
+                     "concurrency": rec["workload.concurrency"], "tps": rec[metric],
+                     **{c: rec[c] for c in SCALE_COLUMNS if c in rec}})
     return rows
 
 
@@ -106,6 +109,9 @@ def plot(rows: list[dict], path: str | Path) -> Path:
             ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14))
         else:
             ax.legend(fontsize=8)
+    note = scale_note(rows)
+    if note:
+        fig.suptitle(note, fontsize=9)
     fig.tight_layout()
     return save(fig, path)
 

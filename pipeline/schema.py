@@ -33,8 +33,11 @@ class RunConfig:
 
     - ``seed``: root of the run's ``numpy.random.SeedSequence``; each component gets a
       child stream keyed by its name.
-    - ``scale``: shrinks data and memory sizes together (ratios kept) so tests run in
-      seconds; models that have data sets apply it, raw-device fio jobs ignore it.
+    - ``scale``: shrinks what each workload model scales (a table and its buffer pool,
+      call counts, file sizes, query counts, MyISAM's inserting time:
+      ``pipeline.scaling``) so tests run in seconds; the page cache, device sizes,
+      raw-device fio jobs and trace replays are not scaled. Below an experiment's
+      ``meta.min_scale`` its published effect no longer holds.
     - ``duration_s``: upper bound on simulated seconds; 0 = until the workload ends.
     - ``case``: the name of a case of an experiment whose runs are a list of cases
       rather than a grid (set by ``conf/case/<experiment>/<case>.yaml``); a label for

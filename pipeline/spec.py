@@ -26,7 +26,9 @@ Validation, component by component, so every error names its full key:
   only when used.
 
 The ``RunSpec`` carries the validated model configs, the flattened parameters (the
-columns of the summary row) and their hash. ``pipeline.build`` then constructs the
+columns of the summary row; fields ``run.scale`` shrinks at the value the model uses,
+``pipeline.scaling``), the hash of the configuration as written, and the experiment's
+``meta`` declarations (``min_scale``). ``pipeline.build`` then constructs the
 stack; ``prepare`` also does a trial build so errors a model can only find when it
 sees its neighbours (a fio region larger than the device) are config errors too.
 """
@@ -43,6 +45,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from . import coerce, registry
 from .errors import ConfigError, describe, from_value_error
+from .scaling import effective_parameters
 from .schema import NOT_PARAMETERS, MetaConfig, ResultsConfig, RunConfig
 
 from models.block import BlockConfig
@@ -89,7 +92,7 @@ class RunSpec:
     devices: tuple[DeviceSpec, ...]      # in build order: members before arrays
     block: BlockConfig
     workload: WorkloadSpec
-    params: dict                          # flat "section.key" -> scalar
+    params: dict                          # flat "section.key" -> scalar (effective sizes)
     config_hash: str
     code_version: str = ""
     engine: EngineSpec | None = None
@@ -375,8 +378,10 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     params = parameters(run, devices, block, workload, engine, cpu if engine else None,
                         placement, mounts, fs, page_cache)
     assert not any(k.split(".")[0] in NOT_PARAMETERS for k in params)
+    digest = config_hash(params)      # of the configuration as written (pipeline.scaling)
+    params = effective_parameters(params, workload, run.scale)
     return RunSpec(experiment, run, results, devices, block, workload, params,
-                   config_hash(params), code_version, engine, cpu if engine else None,
+                   digest, code_version, engine, cpu if engine else None,
                    placement, mounts, page_cache, meta)
 
 

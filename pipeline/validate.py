@@ -24,6 +24,9 @@ Rows whose experiment does not exist yet (no ``conf/experiment/<name>.yaml``) ar
 *skipped*: listed with the reason, never run, never a failure; so are ratios of them.
 ``info`` rows are shown, never checked. Each row's kind (prediction, calibration,
 development: ``pipeline.reference``) is counted apart in the summary and the report.
+A row run below its experiment's ``meta.min_scale`` (``--scale 0.02``) is shown with
+its value but *not compared* (counted as skipped, with the reason): the published
+effect does not hold there.
 
 Exit status: 0 when every checked row is within its tolerance, 1 when one is not or a
 run failed, 2 on bad input (a malformed reference file, an override that does not
@@ -286,6 +289,9 @@ def evaluate(refs: list[Reference], where: dict) -> list[Check]:
                 chk = Check(ref, simulated=None if v is None else float(v), case=target)
                 if chk.simulated is None or not math.isfinite(chk.simulated):
                     chk.state, chk.reason = "failed", f"{ref.metric} is {v!r}"
+                elif target.spec.below_valid_scale:   # shown, neither within nor outside
+                    chk.reason = (f"not compared: run.scale {target.spec.run.scale:g} below "
+                                  f"the valid scale {target.spec.min_scale:g}")
                 else:
                     judge(chk)
         checks[ref.id] = chk

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..columns import is_param
 
-SKIP_VARYING = ("run.seed",)
+SKIP_VARYING = ("run.seed", "run.below_valid_scale")   # the latter follows run.scale
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,21 @@ def finish(fig, title: str, notes=()):
     fig.suptitle("\n".join(text), fontsize=10.5)
     fig.tight_layout()
     return fig
+
+
+def scale_note(rows: list[dict]) -> str:
+    """``run.scale`` of the rows for a figure's title ('run.scale 0.1'), saying when
+    some ran below their experiment's valid scale (``run.below_valid_scale``)."""
+    scales = sorted({float(r["run.scale"]) for r in rows if r.get("run.scale") is not None})
+    if not scales:
+        return ""
+    text = "run.scale " + ", ".join(f"{s:g}" for s in scales)
+    if len(scales) == 1 and scales[0] == 1:
+        text += " (full size)"
+    if any(r.get("run.below_valid_scale") for r in rows):
+        text += (" - below the experiment's valid scale (meta.min_scale): the published "
+                 "effect does not hold there")
+    return text
 
 
 def _hashable(v):
