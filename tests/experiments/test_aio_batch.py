@@ -2,11 +2,8 @@
 reads 64 per io_submit lets the block layer merge them into fewer, larger requests. (The
 published MB/s and r/s of every case: tests/experiments/test_published.py, on the same
 runs.)"""
-import pytest
 
 from tests.experiments import published
-
-pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
 
 
 def test_batched_16k_submission_is_much_faster_than_single():

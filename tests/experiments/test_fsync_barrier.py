@@ -3,11 +3,8 @@ drive cache twice per fsync (log PREFLUSH and the FUA turned into a post-flush);
 nobarrier never flushes. (The published writes/s of both - ~50/s with barriers, met by
 the calibrated FLUSH cost ``flush_metadata_pages``, and ~5,300/s with nobarrier -:
 tests/experiments/test_published.py, on the same runs.)"""
-import pytest
 
 from tests.experiments import published
-
-pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
 
 
 def test_barrier_flushes_twice_per_fsync_nobarrier_never():

@@ -7,8 +7,6 @@ import pytest
 
 from tests.experiments import published
 
-pytestmark = pytest.mark.xdist_group("published")   # shares runs (tests/conftest.py)
-
 ROWS = published.checked_rows()
 
 

@@ -320,7 +320,6 @@ def test_results_of_the_same_code_version_are_reused_unless_rerun(tmp_path, caps
 
 # -- the published table ----------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.xdist_group("published")     # on the worker that holds the published runs
 def test_rows_outside_tolerance_are_exactly_the_known_misses():
     """Every checked row of data/reference/published.csv (and the operands of its ratios),
     evaluated as pipeline.validate does on the runs of tests/experiments/test_published.py
