@@ -1,6 +1,6 @@
 """Every published figure (each non-``info`` row of data/reference/published.csv whose
-experiment exists) at its own tolerance, at its experiment's own scale or the smaller one
-it declares valid (tests/experiments/published.py). The rows the model is known to miss
+experiment exists) at its own tolerance, at its experiment's own scale
+(tests/experiments/published.py). The rows the model is known to miss
 (``published.KNOWN_MISSES``) are strict xfails at the published tolerance: fixing one
 turns its test into a failure until the set is updated."""
 import pytest
