@@ -1,6 +1,7 @@
 """E4 through the pipeline (experiment=fsync_append_overwrite) at a small scale: on
 ext3 an append costs a journal commit per fdatasync and an overwrite does not; on zfs
-copy-on-write makes them cost the same."""
+copy-on-write makes them cost the same. (The published ext3 rates, at the experiment's
+own scale: tests/experiments/test_published.py.)"""
 import pytest
 
 from tests.experiments.helpers import run_point
@@ -17,7 +18,6 @@ def test_ext3_append_commits_per_sync_overwrite_writes_data_only():
     a, o = _point("append", "ext3"), _point("overwrite", "ext3")
     assert a["fsync_bench.writes"] == o["fsync_bench.writes"] == 393
     assert a["fsstat.sda.commits"] == 393 and o["fsstat.sda.commits"] == 0
-    assert a["fsync_bench.syncs_per_s"] == pytest.approx(3085.94, rel=0.15)   # published
     assert 2.8 < o["fsync_bench.syncs_per_s"] / a["fsync_bench.syncs_per_s"] < 4.0
 
 

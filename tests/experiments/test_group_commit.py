@@ -1,11 +1,12 @@
 """E2 group commit, through the pipeline (experiment=group_commit) at a small scale:
 the built-in InnoDB's serial fsyncs versus the Plugin's shared ones, on the
-battery-backed RAID 1 and without the battery."""
+battery-backed RAID 1 and without the battery. (The published figures at their
+tolerances: tests/experiments/test_published.py.)"""
 import pytest
 
 from tests.experiments.helpers import run_point
 
-SMALL = "run.scale=0.02"     # 2,000 of the 100,000 queries (the reference rows' scale;
+SMALL = "run.scale=0.02"     # 2,000 of the 100,000 queries (the experiment's own scale;
                              # with fewer, the Plugin's start-up is a visible share)
 
 
@@ -29,13 +30,11 @@ def test_builtin_fsyncs_per_transaction_and_ceiling(bbu, xa, per_trx):
     assert r["cpustat.util_pct"] < 20                            # the CPUs are not the limit
 
 
-def test_plugin_shares_fsyncs_and_multiplies_throughput(bbu):
-    b, p = bbu[("mysql51_builtin", "true")], bbu[("innodb_plugin_104", "true")]
+def test_plugin_shares_fsyncs(bbu):
+    # (its throughput against the built-in's, published 6.1x at 30 connections, is
+    # E2.plugin_vs_builtin.c30 in test_published.py)
+    p = bbu[("innodb_plugin_104", "true")]
     assert p["mysqlslap.fsyncs_per_trx_redo"] < 0.5
-    # published: 6.1x at 30 connections. The Plugin is held back by the broadcast after
-    # each log flush: its waiters come back one wake-up (~20 us) after another, so
-    # fewer are ready to share the next flush
-    assert p["mysqlslap.tps"] / b["mysqlslap.tps"] == pytest.approx(6.1, rel=0.2)
     assert p["mysqlslap.redo_group_size_avg"] > 4
 
 

@@ -29,9 +29,9 @@ def test_lra_runs_every_strategy_on_both_tables(lra):
     case = {(r["workload.insert_pattern"], r["workload.read_ahead"],
              r["workload.aio_pages_per_submit"]): r for r in rows}
     frag_linear = case[("user_object", "linear", 1)]
+    # (the published scan times and speedup, at full size: tests/experiments/test_published.py)
     for aio in (1, 64):
         lra_run = case[("user_object", "logical", aio)]
-        assert lra_run["full_scan.scan_s"] < 0.5 * frag_linear["full_scan.scan_s"]
         assert lra_run["full_scan.pages_read_secondary_leaf"] == 0
         assert lra_run["full_scan.pages_read_free"] == 0
     assert case[("user_object", "physical", 64)]["full_scan.pages_read_secondary_leaf"] > 0

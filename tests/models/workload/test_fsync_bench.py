@@ -120,7 +120,6 @@ def test_x25e_xfs_barrier_flushes_twice_per_fsync():
     r = _bench("xfs", device=_x25e, scheduler="noop", prepare="preallocated", bs=512,
                sync="fsync", file_size="64m", count=100)
     assert r["fs_flushes"] == 200
-    assert 25 < r["syncs_per_s"] < 60
 
 
 def test_x25e_xfs_barrier_commit_rate_within_25_percent():
