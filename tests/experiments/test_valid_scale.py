@@ -47,7 +47,7 @@ def _barrier(scale):
 def test_fsync_barrier_holds_at_min_scale_and_is_lost_below():
     s = min_scale("fsync_barrier")
     b, n = _barrier(s)
-    assert n == pytest.approx(5300, rel=0.25) and n / b > 100
+    assert n == pytest.approx(5300, rel=0.25) and b == pytest.approx(50, rel=0.25)
     _, n_low = _barrier(s / 3)
     assert n_low < 5300 * 0.75
 
