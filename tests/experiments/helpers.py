@@ -4,14 +4,44 @@ files): ``run_point("group_commit", "workload.concurrency=30")`` -> metric colum
 Runs are memoised for the whole test session by configuration (``RunSpec.config_hash``):
 a test asking for a configuration that another test - or a published-figure check
 (``tests/experiments/published.py``) - already ran gets that run's metrics again
-(a copy) instead of simulating it twice."""
+(a copy) instead of simulating it twice. Under pytest-xdist the memo is shared by the
+workers (``share_runs``, set up by ``tests/conftest.py``): the first worker to ask for
+a configuration simulates it under a file lock and leaves the result in the session's
+directory; a worker asking for it meanwhile waits for that run instead of repeating it."""
 from __future__ import annotations
+
+import hashlib
+import pickle
+from pathlib import Path
 
 from pipeline.build import simulate
 from pipeline.spec import validate
 from tests.pipeline.helpers import CONF
 
 _RUNS: dict[tuple[str, str, bool], tuple[dict, dict]] = {}
+_SHARED: list[Path] = []     # the directory the xdist workers share runs in, if any
+
+
+def share_runs(directory: Path) -> None:
+    """Share memoised runs with the other test processes through ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    _SHARED[:] = [directory]
+
+
+def _simulate_shared(spec, key) -> tuple[dict, dict]:
+    from filelock import FileLock
+
+    name = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
+    path = _SHARED[0] / f"{name}.pickle"
+    with FileLock(str(path) + ".lock"):
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        res = simulate(spec)
+        out = (res.summary, res.details)
+        tmp = path.with_suffix(".partial")
+        tmp.write_bytes(pickle.dumps(out))
+        tmp.replace(path)
+        return out
 
 
 def compose(experiment: str, *overrides: str):
@@ -36,8 +66,11 @@ def run_spec(spec, details: bool = False):
     build would)."""
     key = (spec.experiment, spec.config_hash, bool(spec.results.details))
     if key not in _RUNS:
-        res = simulate(spec)
-        _RUNS[key] = (res.summary, res.details)
+        if _SHARED:
+            _RUNS[key] = _simulate_shared(spec, key)
+        else:
+            res = simulate(spec)
+            _RUNS[key] = (res.summary, res.details)
     summary, tables = _RUNS[key]
     return (dict(summary), tables) if details else dict(summary)
 

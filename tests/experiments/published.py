@@ -33,6 +33,10 @@ KNOWN_MISSES = frozenset({
 # leaves them out locally; CI runs everything)
 SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests"})
 
+# Experiments whose rows are tested in a file of their own (test_published_e5.py), so a
+# parallel run (pytest-xdist --dist loadfile) gives them a worker beside the rest
+OWN_FILE = frozenset({"myisam_nr_requests"})
+
 ROWS: tuple[reference.Reference, ...] = tuple(reference.load(reference.default_files()))
 BY_ID = {r.id: r for r in ROWS}
 
@@ -92,6 +96,36 @@ def check_all(row_ids: list[str] | None = None) -> list[validate.Check]:
             _run(target)
         where[r.id] = target
     return validate.evaluate(rows, where)
+
+
+def params(rows, only=None, exclude=frozenset()) -> list:
+    """``pytest.param`` per row id (experiments ``only`` / not ``exclude``): slow
+    experiments marked ``slow``, known misses ``xfail(strict=True)``."""
+    import pytest
+
+    out = []
+    for r in rows:
+        if (only is not None and r.experiment not in only) or r.experiment in exclude:
+            continue
+        marks = []
+        if r.experiment in SLOW_EXPERIMENTS:
+            marks.append(pytest.mark.slow)
+        if r.id in KNOWN_MISSES:
+            marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
+                                           reason="known miss (published.KNOWN_MISSES)"))
+        out.append(pytest.param(r.id, marks=marks, id=r.id))
+    return out
+
+
+def assert_within(row_id: str) -> None:
+    """The row's figure is within its published tolerance (a failed run is a failure,
+    never an expected miss)."""
+    import pytest
+
+    chk = check(row_id)
+    if chk.state not in ("pass", "fail"):
+        pytest.fail(describe(chk))
+    assert chk.state == "pass", describe(chk)
 
 
 def describe(chk: validate.Check) -> str:

@@ -2,7 +2,10 @@
 experiment exists) at its own tolerance, at its experiment's own scale
 (tests/experiments/published.py). The rows the model is known to miss
 (``published.KNOWN_MISSES``) are strict xfails at the published tolerance: fixing one
-turns its test into a failure until the set is updated."""
+turns its test into a failure until the set is updated.
+
+E5's rows (minutes of simulation at full size) are in test_published_e5.py, so that
+pytest-xdist (``--dist loadfile``) runs them beside the rest."""
 import pytest
 
 from tests.experiments import published
@@ -10,22 +13,9 @@ from tests.experiments import published
 ROWS = published.checked_rows()
 
 
-def _param(r):
-    marks = []
-    if r.experiment in published.SLOW_EXPERIMENTS:
-        marks.append(pytest.mark.slow)
-    if r.id in published.KNOWN_MISSES:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
-                                       reason="known miss (published.KNOWN_MISSES)"))
-    return pytest.param(r.id, marks=marks, id=r.id)
-
-
-@pytest.mark.parametrize("row_id", [_param(r) for r in ROWS])
+@pytest.mark.parametrize("row_id", published.params(ROWS, exclude=published.OWN_FILE))
 def test_published_figure_within_its_tolerance(row_id):
-    chk = published.check(row_id)
-    if chk.state not in ("pass", "fail"):      # the run failed: never an expected miss
-        pytest.fail(published.describe(chk))
-    assert chk.state == "pass", published.describe(chk)
+    published.assert_within(row_id)
 
 
 def test_known_misses_are_checked_rows():

@@ -125,7 +125,7 @@ def test_default_config_builds(compose):
 
 @pytest.mark.parametrize("overrides", GROUP_CASES, ids=lambda c: c[0])
 def test_group_option_composes_and_builds(compose, overrides):
-    cfg = compose(*overrides)
+    cfg = compose(*overrides, TINY)      # the stack as configured, its data set tiny
     spec = prepare(cfg, experiment_name(cfg.hydra))
     assert spec.devices and spec.params
 

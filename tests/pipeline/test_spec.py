@@ -146,10 +146,13 @@ def test_sink_layout_and_atomic_replace(tmp_path):
     paths = write_run(tmp_path, "my exp/1", "abc", {"summary": t1, "iostat": pa.table({"y": [1, 2]})})
     d = run_dir(tmp_path, "my exp/1", "abc")
     assert d == tmp_path / "experiment=my_exp_1" / "run=abc"
-    assert [p.name for p in paths] == ["iostat.parquet", "summary.parquet"]  # summary last
+    # summary last; detail tables under _details/, where pyarrow datasets do not look
+    assert [p.relative_to(d).as_posix() for p in paths] == ["_details/iostat.parquet",
+                                                            "summary.parquet"]
     write_table(d / "summary.parquet", pa.table({"x": [2]}))
     assert pq.read_table(d / "summary.parquet").column("x").to_pylist() == [2]
-    assert sorted(p.name for p in d.iterdir()) == ["iostat.parquet", "summary.parquet"]
+    assert sorted(p.relative_to(d).as_posix() for p in d.rglob("*.parquet")) == [
+        "_details/iostat.parquet", "summary.parquet"]
 
 
 def test_sink_leaves_no_partial_file_on_failure(tmp_path):

@@ -318,25 +318,3 @@ def test_results_of_the_same_code_version_are_reused_unless_rerun(tmp_path, caps
     assert code == 0 and "reused" not in out                  # other code: runs again
 
 
-# -- the published table ----------------------------------------------------------------------
-@pytest.mark.slow
-def test_rows_outside_tolerance_are_exactly_the_known_misses():
-    """Every checked row of data/reference/published.csv (and the operands of its ratios),
-    evaluated as pipeline.validate does on the runs of tests/experiments/test_published.py
-    (shared): the rows outside tolerance are
-    exactly ``KNOWN_MISSES`` - a new miss and an unexpected fix both fail - no run fails,
-    and only rows of experiments that do not exist yet are skipped."""
-    from tests.experiments import published
-
-    checks = published.check_all()
-    state = {c.ref.id: c.state for c in checks}
-    failed = [published.describe(c) for c in checks if c.state == "failed"]
-    assert not failed, failed
-    outside = {i for i, s in state.items() if s == "fail"}
-    assert outside == published.KNOWN_MISSES, [published.describe(c) for c in checks
-                                               if (c.ref.id in outside) != (c.ref.id in published.KNOWN_MISSES)]
-    assert {i for i, s in state.items() if s == "skipped"} == {
-        r.id for r in published.ROWS
-        if r.tolerance.checked and not validate.experiment_exists(r.experiment)}
-    assert {i for i, s in state.items() if s == "pass"} == \
-        {r.id for r in published.checked_rows()} - published.KNOWN_MISSES
