@@ -12,6 +12,22 @@ def test_published_figure_within_its_tolerance(row_id):
     published.assert_within(row_id)
 
 
+def test_nr_requests_gain_holds_at_the_min_scale():
+    """E5's effect at its declared ``meta.min_scale`` (1: the published cases' own runs):
+    the deep queue inserts several times faster and both queues send the published
+    request sizes (tests/experiments/test_valid_scale.py has the other experiments)."""
+    from pipeline.spec import validate as validate_spec
+    from tests.experiments.helpers import compose
+
+    assert validate_spec(compose("myisam_nr_requests"), "myisam_nr_requests").min_scale == 1
+    short = published.case_metrics("E5.hdd.nr128.w_s")
+    deep = published.case_metrics("E5.hdd.nr100000.w_s")
+    gain = deep["myisam_insert.rows_per_s"] / short["myisam_insert.rows_per_s"]
+    assert gain > 8     # 11x at full size (published 25x: an average over a growing table)
+    assert short["iostat.sda.avgrq_sz"] == pytest.approx(8.01, rel=0.25)
+    assert deep["iostat.sda.avgrq_sz"] == pytest.approx(35.2, rel=0.25)
+
+
 # Last in this file: by the time E5's minutes are done the other cases (run by the other
 # xdist worker, test_published.py) are in the shared run memo, so this check waits for
 # nothing - and serially it runs what is left.

@@ -127,15 +127,10 @@ def _e5(scale):
     return r[100000]["myisam_insert.rows_per_s"] / r[128]["myisam_insert.rows_per_s"], r
 
 
-@pytest.mark.skipif(not os.environ.get("E5_FULL"), reason="E5 at its min_scale (1) takes "
-                    "~6.5 min of one core; E5_FULL=1 runs it")
-def test_myisam_nr_requests_gain_holds_at_min_scale():
-    gain, r = _e5(min_scale("myisam_nr_requests"))
-    assert gain > 8     # 11x at full size (published 25x: an average over a growing table)
-    assert r[128]["iostat.sda.avgrq_sz"] == pytest.approx(8.01, rel=0.25)
-    assert r[100000]["iostat.sda.avgrq_sz"] == pytest.approx(35.2, rel=0.25)
-
-
+# E5's effect at its min_scale (1, the published runs themselves) is checked in
+# tests/experiments/test_published_e5.py, after those runs, on their shared results.
+@pytest.mark.skipif(not os.environ.get("E5_FULL"), reason="two E5 runs of a 6 M-row table "
+                    "(~40 s of one core) only to show the gain is gone at 0.05; E5_FULL=1 runs it")
 def test_myisam_nr_requests_gain_is_lost_well_below_min_scale():
     assert min_scale("myisam_nr_requests") == 1
     gain, r = _e5(0.05)
