@@ -11,7 +11,7 @@ row's case, ``pipeline.validate.evaluate`` compares it with its tolerance), for 
   scan times shrink with the table (19 s at 0.25 against the published 75 s).
 - ``KNOWN_MISSES`` is the one set of rows the model is known to miss at their published
   tolerance: ``test_published.py`` runs each of them as ``xfail(strict=True)`` and
-  ``test_published_e5.py`` (last, after E5's runs) asserts that exactly this set is outside, so a new
+  ``test_e5_published.py`` (last, after E5's runs) asserts that exactly this set is outside, so a new
   miss and an unexpected fix both fail CI. Tolerances are never widened here.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ KNOWN_MISSES = frozenset({
 # leaves them out locally; CI runs everything)
 SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests"})
 
-# Experiments whose rows are tested in a file of their own (test_published_e5.py), so a
+# Experiments whose rows are tested in a file of their own (test_e5_published.py), so a
 # parallel run (pytest-xdist --dist loadfile) gives them a worker beside the rest
 OWN_FILE = frozenset({"myisam_nr_requests"})
 

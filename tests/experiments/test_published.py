@@ -4,7 +4,7 @@ experiment exists) at its own tolerance, at its experiment's own scale
 (``published.KNOWN_MISSES``) are strict xfails at the published tolerance: fixing one
 turns its test into a failure until the set is updated.
 
-E5's rows (minutes of simulation at full size) are in test_published_e5.py, so that
+E5's rows (minutes of simulation at full size) are in test_e5_published.py, so that
 pytest-xdist (``--dist loadfile``) runs them beside the rest."""
 import pytest
 

@@ -128,7 +128,7 @@ def _e5(scale):
 
 
 # E5's effect at its min_scale (1, the published runs themselves) is checked in
-# tests/experiments/test_published_e5.py, after those runs, on their shared results.
+# tests/experiments/test_e5_published.py, after those runs, on their shared results.
 @pytest.mark.skipif(not os.environ.get("E5_FULL"), reason="two E5 runs of a 6 M-row table "
                     "(~40 s of one core) only to show the gain is gone at 0.05; E5_FULL=1 runs it")
 def test_myisam_nr_requests_gain_is_lost_well_below_min_scale():
