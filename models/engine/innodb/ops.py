@@ -1,0 +1,74 @@
+"""What a client asks of the InnoDB server: tables, and transactions as lists of row
+operations. The contract between OLTP workloads (sysbench, TPC-C) and the engine that
+runs them (``InnoDBServer``); neither side imports the other's internals.
+
+Modelled: the row operations sysbench 1.0's ``oltp_*`` tests and TPC-C issue, each on a
+named table through a named index (``PRIMARY`` - the clustered index - or a secondary
+index such as sysbench's ``k``), with the key it starts at and how many rows it reads
+(a range). ``variant`` says how the server finishes a range read: ``""`` (rows
+returned), ``"sum"`` (``SELECT SUM(k)``), ``"order"`` (``ORDER BY c``, a filesort),
+``"distinct"`` (``SELECT DISTINCT c ... ORDER BY c``). An ``insert`` carries the key of
+the new row; a ``delete`` the key it removes.
+
+The server's side (``yield from server.run(thd, trx)`` in a simulated client thread):
+each operation costs CPU, descends its index through the buffer pool (reads on misses,
+dirties pages on changes, takes row locks), and the transaction commits through the
+commit protocol. ``Transaction.autocommit``: every operation is its own transaction
+(sysbench ``--skip_trx``); otherwise ``BEGIN`` ... ``COMMIT`` around all of them.
+
+Deliberately not here: SQL text, the optimiser, joins (a TPC-C statement that joins is
+issued as the row operations it performs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OP_KINDS = ("point_select", "range_select", "update_index", "update_non_index",
+            "insert", "delete")
+RANGE_VARIANTS = ("", "sum", "order", "distinct")
+PRIMARY = "PRIMARY"
+
+
+@dataclass(frozen=True)
+class TableDef:
+    """One table: ``rows`` rows of ``row_bytes`` each (the clustered record, without
+    InnoDB's hidden columns), keyed by an integer primary key 1..rows, with secondary
+    indexes on integer columns (``secondary``: their names, e.g. sysbench's ``("k",)``),
+    each entry ``key_bytes`` long."""
+    name: str
+    rows: int
+    row_bytes: int
+    secondary: tuple[str, ...] = ()
+    key_bytes: int = 4
+
+
+@dataclass(frozen=True)
+class Op:
+    """One row operation. ``key``: the primary key (or, through a secondary ``index``,
+    that index's value) the operation starts at; ``rows``: rows it reads (1 for a point
+    operation, ``range_size`` for a range)."""
+    kind: str
+    table: str
+    key: int
+    rows: int = 1
+    index: str = PRIMARY
+    variant: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in OP_KINDS:
+            raise ValueError(f"Op.kind: {self.kind!r} is not one of {', '.join(OP_KINDS)}")
+        if self.variant not in RANGE_VARIANTS:
+            raise ValueError(f"Op.variant: {self.variant!r} is not one of {RANGE_VARIANTS}")
+        if self.rows < 1:
+            raise ValueError(f"Op.rows: {self.rows} < 1")
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """The operations of one client transaction, in order."""
+    ops: tuple[Op, ...]
+    autocommit: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        return all(op.kind in ("point_select", "range_select") for op in self.ops)
