@@ -88,13 +88,20 @@ def _runs(con, experiment: str | None, run: str | None) -> list[tuple[str, str]]
     return res.rows
 
 
-def reports(con, experiment: str, config_hash: str) -> list[tuple[str, list[tuple[str, dict]]]]:
+def has_iostat_table(con) -> bool:
+    """Whether the results hold an ``iostat`` detail table (asked once per invocation)."""
+    return "iostat" in {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+
+
+def reports(con, experiment: str, config_hash: str, detailed: bool | None = None
+            ) -> list[tuple[str, list[tuple[str, dict]]]]:
     """(title, rows) per interval of one run: its ``iostat`` detail table, else its
-    summary columns."""
+    summary columns. ``detailed``: whether the detail table exists (``has_iostat_table``;
+    asked here when not given)."""
     from .query import columns, quote, run_sql
 
     p = {"e": experiment, "h": config_hash}
-    if "iostat" in {r[0] for r in con.execute("SHOW TABLES").fetchall()}:
+    if has_iostat_table(con) if detailed is None else detailed:
         res = run_sql(con, "SELECT * FROM iostat WHERE experiment = $e AND run = $h "
                            "ORDER BY t_s, device", p)
         if res.rows:
@@ -128,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         con = connect(args.dir)
+        detailed = has_iostat_table(con)
         for experiment, h in _runs(con, args.experiment, args.run):
-            for title, rows in reports(con, experiment, h):
+            for title, rows in reports(con, experiment, h, detailed):
                 print(f"{experiment} run {h}, {title}")
                 print(format_report(rows, args.old, args.mb))
                 print()
