@@ -78,6 +78,11 @@ class Sysbench:
         self._before: dict = {}
         self._after: dict = {}
 
+    @property
+    def time_s(self) -> float:
+        """``time`` as the run uses it (after ``run.scale``)."""
+        return self.time_ns / 1e9
+
     # -- running -------------------------------------------------------------------------
     def start(self) -> None:
         sim = self.sim
