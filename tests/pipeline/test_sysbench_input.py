@@ -56,3 +56,28 @@ def test_pipeline_run_exits_2_with_one_line_and_writes_nothing(tmp_path, capfd,
     assert len(lines) == 1 and lines[0].startswith("error: workload.rand_type: "), err
     assert "Traceback" not in out + err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_pipeline_runs_the_workload_on_an_engine_and_writes_its_interval_table(
+        compose, monkeypatch, sysbench_kind):
+    """The wiring end to end, with the fake server standing in for the engine: summary
+    columns ``sysbench.*``, one ``requests`` detail row per report_interval."""
+    from models.engine.innodb import CommitConfig
+    from pipeline.job import execute
+    from tests.models.workload.sysbench.fake_server import FakeServer
+
+    monkeypatch.setitem(registry.ENGINES, "innodb", registry.EngineKind(
+        CommitConfig, lambda sim, cfg, cpu_cfg, fs_of: FakeServer(sim, op_ns=100_000),
+        files=("redo_log", "binlog"), metric_prefix="server"))
+    spec = validate(compose("workload=sysbench", "engine=mysql51_builtin", "workload.time=3",
+                            "workload.threads=4", "results.details=true"), "default")
+    out = execute(spec)
+    row = out.tables["summary"].to_pylist()[0]
+    assert row["status"] == "ok", row["error"]
+    assert row["sysbench.transactions"] > 0
+    assert row["sysbench.qps"] == pytest.approx(20 * row["sysbench.tps"])
+    assert row["server.commits"] == row["sysbench.transactions"]
+    assert row["sysbench.Com_commit"] == row["sysbench.transactions"]
+    detail = out.tables["requests"].to_pylist()
+    assert [r["t_s"] for r in detail] == [1.0, 2.0, 3.0]
+    assert all(r["Innodb_buffer_pool_pages_dirty"] > 0 for r in detail)

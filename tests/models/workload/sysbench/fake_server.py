@@ -13,7 +13,7 @@ class FakeServer:
                  cores: int = 1000) -> None:
         self.sim = sim
         self.op_ns, self.row_ns, self.commit_ns = op_ns, row_ns, commit_ns
-        self.cpu = Semaphore(sim, cores, "cpu")
+        self.cores = Semaphore(sim, cores, "cores")   # not `cpu`: the pipeline reads engine.cpu.stats()
         self.tables = ()
         self.started = self.stopped = False
         self.ops: Counter = Counter()
@@ -35,9 +35,9 @@ class FakeServer:
         assert self.started and not self.stopped
         self.trx.append((thd, trx, self.sim.now_ns))
         for op in trx.ops:
-            yield self.cpu.acquire()
+            yield self.cores.acquire()
             yield self.op_ns + self.row_ns * op.rows
-            self.cpu.release()
+            self.cores.release()
             self.ops[op.kind] += 1
             if op.kind not in ("point_select", "range_select"):
                 self.dirty += 1
@@ -54,3 +54,7 @@ class FakeServer:
                 "Innodb_buffer_pool_pages_dirty": self.dirty,
                 "Innodb_buffer_pool_pages_flushed": 0,
                 "version_comment": "fake"}
+
+    def stats(self) -> dict:
+        """The engine interface of the pipeline (``<metric_prefix>.<stat>`` columns)."""
+        return {"commits": self.commits, "ops": sum(self.ops.values())}
