@@ -23,6 +23,7 @@ import json
 import pstats
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def server_case(pool: str, profile: bool) -> dict:
     from pipeline.build import build
     from pipeline.schema import register
     from pipeline.spec import validate
-    from tests.pipeline.helpers import CONF
+    CONF = Path(__file__).resolve().parents[1] / "conf"
 
     if "sysbench" not in registry.WORKLOADS:
         return {"server": "not registered (models.engine.innodb has no InnoDBServer)"}
