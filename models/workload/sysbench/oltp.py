@@ -41,7 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...engine.innodb.ops import PRIMARY, Op, TableDef, Transaction
-from .options import SBTEST_ROW_BYTES, SBTEST_SECONDARY
+
+# sbtest<N>: id INT, k INT, c CHAR(120), pad CHAR(60) (oltp_common.lua create_table);
+# sysbench fills c and pad with digits and dashes, one byte each in any charset.
+SBTEST_ROW_BYTES = 4 + 4 + 120 + 60
+SBTEST_SECONDARY = ("k",)    # KEY k_<N> (k)
 
 # statement group -> (Op kind, range variant, is a range)
 STATEMENTS = {

@@ -20,16 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...checks import MAX_SECONDS, above, at_least, at_most
+from .oltp import groups_of, plan
 
 TESTS = ("oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
          "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete")
 RAND_TYPES = ("uniform", "gaussian", "special", "pareto", "zipfian")
 INT_MAX = 2**31 - 1          # sbtest.id is a signed INT
-
-# sbtest<N>: id INT, k INT, c CHAR(120), pad CHAR(60) (oltp_common.lua create_table);
-# sysbench fills c and pad with digits and dashes, one byte each in any charset.
-SBTEST_ROW_BYTES = 4 + 4 + 120 + 60
-SBTEST_SECONDARY = ("k",)    # KEY k_<N> (k)
 
 
 @dataclass(frozen=True)
@@ -91,8 +87,7 @@ class SysbenchConfig:
         if self.range_size > self.table_size:
             raise ValueError(f"range_size: must be <= table_size ({self.table_size}), "
                              f"got {self.range_size}")
-        from .oltp import groups_of, plan     # a mix with no statement is no test
-        if not plan(self):
+        if not plan(self):                    # a mix with no statement is no test
             key = groups_of(self.test, self.range_selects)[0]
             raise ValueError(f"{key}: {self.test} issues no statement with "
                              + ", ".join(f"{g}={getattr(self, g)}"

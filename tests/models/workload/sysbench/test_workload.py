@@ -76,11 +76,17 @@ def test_rate_mode_runs_at_the_rate_and_counts_queue_time():
     r, *_ = _run(rate=200, threads=4, **kw)        # capacity 4000/s: no queueing
     assert r["tps"] == pytest.approx(200, rel=0.1)
     assert r["latency_min_ms"] == pytest.approx(1.0)
-    # one thread at 90 % load: an M/D/1 queue, waiting ~ rho / (2 (1 - rho)) = 4.5 ms
-    r, *_ = _run(rate=900, threads=1, **kw)
-    assert r["tps"] == pytest.approx(900, rel=0.1)
-    assert r["latency_avg_ms"] > 3.0
     assert r["event_queue_full"] == 0
+
+
+def test_rate_mode_one_thread_is_an_md1_queue():
+    """Poisson arrivals at 500/s, 1 ms of service, one thread: M/D/1 at rho = 0.5, mean
+    wait rho / (2 mu (1 - rho)) = 0.5 ms, so latency (queue time included) 1.5 ms."""
+    r, *_ = _run(test="oltp_point_select", time=20, rate=500, threads=1,
+                 server_kw=dict(op_ns=1_000_000, row_ns=0, commit_ns=0))
+    assert r["tps"] == pytest.approx(500, rel=0.05)
+    assert r["latency_avg_ms"] == pytest.approx(1.5, rel=0.1)
+    assert r["latency_min_ms"] == pytest.approx(1.0)
 
 
 def test_rate_beyond_capacity_fills_sysbenchs_queue():
@@ -145,3 +151,16 @@ def test_report_text_reads_like_sysbench():
     text = sb.report_text()
     assert "transactions:" in text and "95th percentile:" in text
     assert f"({r['tps']:.2f} per sec.)" in text
+
+
+def test_exact_trace_of_a_small_closed_loop_run():
+    """Two threads, 5 events, 70 us each: each thread starts its next event the moment
+    its last one commits; the fifth goes to the thread that asked first."""
+    r, sb, srv, sim = _run(test="oltp_point_select", time=0, events=5, threads=2,
+                           server_kw=dict(op_ns=20_000, row_ns=0, commit_ns=50_000))
+    assert [(thd, t) for thd, _, t in srv.trx] == [
+        (0, 0), (1, 0), (0, 70_000), (1, 70_000), (0, 140_000)]
+    assert list(sb.lat) == [70_000] * 5
+    assert list(sb.end) == [70_000, 70_000, 140_000, 140_000, 210_000]
+    assert sim.now_ns == sb.finished_ns == 210_000
+    assert r["total_time_s"] == pytest.approx(210e-6) and r["tps"] == pytest.approx(5 / 210e-6)
