@@ -11,7 +11,7 @@ InnoDB server is registered) the issue's speed case.
    accesses (``Innodb_buffer_pool_read_requests`` + ``_write_requests``) per wall
    second. ``--profile`` prints the top of a cProfile of that run (where time goes).
 
-    python -m bench.bench_sysbench [--events N] [--server [--pool 512m] [--profile]]
+    python -m bench.bench_sysbench [--events N] [--server [--pool 448m] [--profile]]
 
 CPU time is the process's (user + sys), wall time ``perf_counter``.
 """
@@ -115,8 +115,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=20_000)
     ap.add_argument("--server", action="store_true")
-    ap.add_argument("--pool", default="512m",
-                    help="innodb_buffer_pool_size (8 x 1 M sbtest rows: ~2 GB of pages)")
+    ap.add_argument("--pool", default="448m",
+                    help="innodb_buffer_pool_size (8 x 1 M sbtest rows: ~1.8 GB of pages)")
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     out: dict = {}
