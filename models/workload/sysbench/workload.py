@@ -14,8 +14,9 @@ Modelled (``sysbench.c``):
   event, and its latency counts from the event's arrival. A queue longer than
   sysbench's 131,072 events stops the run (``event_queue_full``; sysbench exits with
   "The event queue is full").
-- ``warmup_time`` (sysbench 1.1): events run for that long first; only events that end
-  after it are counted and ``time`` is measured from it.
+- ``warmup_time`` (sysbench 1.1): events run for that long first, with no ``events``
+  limit; then the statistics start (events that end after it), ``events`` counts
+  from there, ``time`` is measured from it and the intermediate reports begin.
 - The run ends when the last thread has finished its last event (sysbench waits for
   them): ``total time`` is measured up to there.
 - Every ``report_interval`` s a detail row (``report.py``) with the server's
@@ -99,20 +100,25 @@ class Sysbench:
             sim.spawn(self._client(i), f"sysbench{i}")
         if self.cfg.rate > 0:
             sim.spawn(self._eventgen(), "sysbench_eventgen")
-        if self.interval_ns:
-            self._last_tick = (self.t0, 0, self.server.status())
-            sim.at(self.t0 + self.interval_ns, self._tick)
+        if self.interval_ns and not self.warmup_ns:
+            self._start_ticks()
+
+    def _start_ticks(self) -> None:
+        self._last_tick = (self.sim.now_ns, len(self.lat), self.server.status())
+        self.sim.at(self.sim.now_ns + self.interval_ns, self._tick)
 
     def _measure_from(self, _arg=None) -> None:
         self._before = self.server.status()
         self.started = 0                 # --events counts the measured events
+        if self.interval_ns:
+            self._start_ticks()
 
     def _more_events(self) -> bool:
         if self.error or self.finished_ns is not None:
             return False
         if self.deadline_ns is not None and self.sim.now_ns >= self.deadline_ns:
             return False
-        if self.max_events:
+        if self.max_events and self.sim.now_ns >= self.measure_ns:   # off in warm-up
             if self.started >= self.max_events:
                 return False
         self.started += 1
@@ -192,7 +198,7 @@ class Sysbench:
         n = i_now - i_prev
         lat_ms = np.frombuffer(self.lat, dtype=np.int64)[i_prev:i_now] / 1e6
         m = self.mix
-        row = {"t_s": (now - self.t0) / 1e9, "thds": self.running,
+        row = {"t_s": (now - self.measure_ns) / 1e9, "thds": self.running,
                "tps": n / secs, "qps": n * m.queries / secs, "reads_s": n * m.reads / secs,
                "writes_s": n * m.writes / secs, "other_s": n * m.other / secs,
                "latency_pct_ms": report.hist_percentile(lat_ms, self.cfg.percentile),

@@ -101,6 +101,13 @@ def test_warmup_events_are_not_counted():
     assert r["transactions"] == pytest.approx(1000, abs=1)
     assert len(srv.trx) == pytest.approx(1500, abs=2)
     assert r["total_time_s"] == pytest.approx(1.0, abs=0.002)
+    # no events limit in the warm-up; intermediate reports start after it
+    r, sb, srv, sim = _run(time=0, events=300, warmup_time=0.5, report_interval=0.1, **kw)
+    assert sum(t >= 0.5e9 for _, _, t in srv.trx) == 300      # started after the warm-up
+    assert len(srv.trx) == pytest.approx(800, abs=2)
+    assert r["transactions"] in (300, 301)     # + the event in flight at the boundary
+    assert [round(row["t_s"], 6) for row in sb.detail()] == [0.1, 0.2, 0.3]
+    assert sb.detail()[0]["tps"] == pytest.approx(1000, rel=0.02)
 
 
 def test_intervals_report_tps_latency_and_server_status():
