@@ -48,12 +48,16 @@ def _h_integral_inverse(x: float, e: float) -> float:
 
 def _helper1(x: float) -> float:
     """log1p(x) / x, continuous at 0."""
-    return math.log1p(x) / x if abs(x) > 1e-8 else 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    if abs(x) > 1e-8:
+        return math.log1p(x) / x
+    return 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
 
 
 def _helper2(x: float) -> float:
     """expm1(x) / x, continuous at 0."""
-    return math.expm1(x) / x if abs(x) > 1e-8 else 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
+    if abs(x) > 1e-8:
+        return math.expm1(x) / x
+    return 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
 
 
 def _permute(x: int) -> int:

@@ -117,7 +117,8 @@ def format_report(r: dict, test: str, pct: int) -> str:
         f"        write:                           {r['writes']}",
         f"        other:                           {r['other']}",
         f"        total:                           {r['queries']}",
-        f"    transactions:                        {r['transactions']:<6} ({r['tps']:.2f} per sec.)",
+        f"    transactions:                        {r['transactions']:<6} "
+        f"({r['tps']:.2f} per sec.)",
         f"    queries:                             {r['queries']:<6} ({r['qps']:.2f} per sec.)",
         "    ignored errors:                      0      (0.00 per sec.)",
         "    reconnects:                          0      (0.00 per sec.)",
@@ -134,7 +135,8 @@ def format_report(r: dict, test: str, pct: int) -> str:
         f"         sum: {r['latency_sum_ms']:39.2f}",
         "",
         "Threads fairness:",
-        f"    events (avg/stddev):           {r['fairness_events_avg']:.4f}/{r['fairness_events_stddev']:3.2f}",
+        f"    events (avg/stddev):           {r['fairness_events_avg']:.4f}/"
+        f"{r['fairness_events_stddev']:3.2f}",
         f"    execution time (avg/stddev):   {r['fairness_exec_time_avg_s']:.4f}/"
         f"{r['fairness_exec_time_stddev_s']:3.2f}",
     ])

@@ -73,6 +73,7 @@ class Sysbench:
         self.running = 0
         self.error = ""
         self.t0 = self.measure_ns = 0
+        self.deadline_ns: int | None = None
         self.finished_ns: int | None = None
         self._queue: deque = deque()
         self._idle: list = []

@@ -13,7 +13,8 @@ class FakeServer:
                  cores: int = 1000) -> None:
         self.sim = sim
         self.op_ns, self.row_ns, self.commit_ns = op_ns, row_ns, commit_ns
-        self.cores = Semaphore(sim, cores, "cores")   # not `cpu`: the pipeline reads engine.cpu.stats()
+        # not `cpu`: the pipeline reads an engine's cpu.stats()
+        self.cores = Semaphore(sim, cores, "cores")
         self.tables = ()
         self.started = self.stopped = False
         self.ops: Counter = Counter()

@@ -25,7 +25,8 @@ def test_block_draws_match_one_at_a_time(rand_type):
     one = np.array([rnd.default(1, N) for _ in range(20_000)])
     block = rnd.default_block(1, N, 20_000)
     for q in (5, 25, 50, 75, 95):
-        assert np.percentile(block, q) == pytest.approx(np.percentile(one, q), rel=0.05, abs=N / 200)
+        assert np.percentile(block, q) == pytest.approx(np.percentile(one, q), rel=0.05,
+                                                        abs=N / 200)
 
 
 def test_uniform_covers_the_range_evenly():
