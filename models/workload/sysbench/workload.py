@@ -203,7 +203,7 @@ class Sysbench:
                "tps": n / secs, "qps": n * m.queries / secs, "reads_s": n * m.reads / secs,
                "writes_s": n * m.writes / secs, "other_s": n * m.other / secs,
                "latency_pct_ms": report.hist_percentile(lat_ms, self.cfg.percentile),
-               "errors_s": 0.0, "reconnects_s": 0.0}
+               "errors_s": report.errors(st_prev, st) / secs, "reconnects_s": 0.0}
         if self.cfg.rate > 0:
             row["queue_length"] = len(self._queue)
             row["concurrency"] = self.cfg.threads - len(self._idle)
@@ -218,11 +218,12 @@ class Sysbench:
         the measured window: counters as their increase, gauges at its end."""
         end = self.finished_ns if self.finished_ns is not None else self.sim.now_ns
         total_s = max(0, end - max(self.measure_ns, self.t0)) / 1e9
+        after = self._after or self.server.status()
         out = report.final_report(np.frombuffer(self.lat, dtype=np.int64),
                                   np.frombuffer(self.thd, dtype=np.int32), self.cfg.threads,
-                                  total_s, self.mix, self.cfg.percentile)
+                                  total_s, self.mix, self.cfg.percentile,
+                                  report.errors(self._before, after))
         out["event_queue_full"] = int(self.error == "event queue full")
-        after = self._after or self.server.status()
         for k, v in after.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 out[k] = v if k in report.GAUGES else v - self._before.get(k, 0)

@@ -21,6 +21,8 @@ class FakeServer:
         self.trx: list = []            # (thd, Transaction, start_ns)
         self.commits = 0
         self.dirty = 0
+        self.deadlocks = 0
+        self.deadlock_every = 0        # every n-th transaction is a deadlock victim once
 
     def create_tables(self, tables) -> None:
         assert not self.started, "create_tables after start"
@@ -35,6 +37,9 @@ class FakeServer:
     def run(self, thd: int, trx):
         assert self.started and not self.stopped
         self.trx.append((thd, trx, self.sim.now_ns))
+        if self.deadlock_every and len(self.trx) % self.deadlock_every == 0:
+            yield self.op_ns                  # the first attempt, rolled back and retried
+            self.deadlocks += 1
         for op in trx.ops:
             yield self.cores.acquire()
             yield self.op_ns + self.row_ns * op.rows
@@ -54,6 +59,7 @@ class FakeServer:
                 "Innodb_rows_read": self.ops["point_select"] + self.ops["range_select"],
                 "Innodb_buffer_pool_pages_dirty": self.dirty,
                 "Innodb_buffer_pool_pages_flushed": 0,
+                "Innodb_deadlocks": self.deadlocks,
                 "version_comment": "fake"}
 
     def stats(self) -> dict:

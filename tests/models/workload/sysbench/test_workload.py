@@ -171,3 +171,18 @@ def test_exact_trace_of_a_small_closed_loop_run():
     assert list(sb.end) == [70_000, 70_000, 140_000, 140_000, 210_000]
     assert sim.now_ns == sb.finished_ns == 210_000
     assert r["total_time_s"] == pytest.approx(210e-6) and r["tps"] == pytest.approx(5 / 210e-6)
+
+
+def test_server_deadlocks_are_sysbenchs_ignored_errors():
+    sim = Simulator()
+    srv = FakeServer(sim, op_ns=100_000, row_ns=0, commit_ns=0)
+    srv.deadlock_every = 10
+    sb = Sysbench(sim, SysbenchConfig(test="oltp_update_index", time=0, events=200,
+                                      report_interval=0.005), srv, np.random.default_rng(0))
+    sb.start()
+    sim.run()
+    r = sb.results()
+    assert r["ignored_errors"] == srv.deadlocks == 20
+    # the intervals cover 20 of the run's ~22 ms (no partial last interval)
+    assert 16 <= sum(row["errors_s"] for row in sb.detail()) * 0.005 <= 20
+    assert "ignored errors:                      20" in sb.report_text()
