@@ -81,7 +81,7 @@ def server_case(pool: str, profile: bool) -> dict:
     CONF = Path(__file__).resolve().parents[1] / "conf"
 
     if "sysbench" not in registry.WORKLOADS:
-        return {"server": "not registered (models.engine.innodb has no InnoDBServer)"}
+        return {"server": "not registered (no models.engine.innodb.server)"}
     register()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=[
