@@ -81,3 +81,20 @@ def test_pipeline_runs_the_workload_on_an_engine_and_writes_its_interval_table(
     detail = out.tables["requests"].to_pylist()
     assert [r["t_s"] for r in detail] == [1.0, 2.0, 3.0]
     assert all(r["Innodb_buffer_pool_pages_dirty"] > 0 for r in detail)
+
+
+def test_an_engine_that_is_no_server_is_one_line_exit_2(tmp_path, capfd, monkeypatch,
+                                                       sysbench_kind):
+    """The commit-path engines (E2's) have no tables: refused before anything runs."""
+    from pipeline.run import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    code = main([f"results.dir={tmp_path / 'outputs'}", "hydra/launcher=serial",
+                 "workload=sysbench", "engine=mysql51_builtin"])
+    out, err = capfd.readouterr()
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "error: workload: sysbench runs on the InnoDB server (engine=innodb), not on "
+        "MySQL51Builtin (no create_tables, run, status)"], err
+    assert list(tmp_path.iterdir()) == []

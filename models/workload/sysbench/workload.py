@@ -52,6 +52,10 @@ class Sysbench:
                  rng: np.random.Generator | None = None, scale: float = 1.0) -> None:
         if not scale > 0:
             raise ValueError(f"scale: must be > 0, got {scale}")
+        missing = [m for m in ("create_tables", "run", "status") if not hasattr(server, m)]
+        if missing:
+            raise ValueError(f"sysbench runs on the InnoDB server (engine=innodb), not on "
+                             f"{type(server).__name__} (no {', '.join(missing)})")
         self.sim, self.cfg, self.server = sim, cfg, server
         rng = rng if rng is not None else np.random.default_rng(0)
         self.time_ns = int(round(cfg.time * scale * 1e9))

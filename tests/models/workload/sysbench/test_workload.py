@@ -186,3 +186,13 @@ def test_server_deadlocks_are_sysbenchs_ignored_errors():
     # the intervals cover 20 of the run's ~22 ms (no partial last interval)
     assert 16 <= sum(row["errors_s"] for row in sb.detail()) * 0.005 <= 20
     assert "ignored errors:                      20" in sb.report_text()
+
+
+def test_an_engine_without_tables_is_refused_in_one_line():
+    class CommitPathLike:
+        def execute(self, thd, stmt):
+            yield 1
+
+    with pytest.raises(ValueError, match=r"^sysbench runs on the InnoDB server .*"
+                       r"CommitPathLike \(no create_tables, run, status\)$"):
+        Sysbench(Simulator(), SysbenchConfig(), CommitPathLike())
