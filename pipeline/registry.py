@@ -221,6 +221,16 @@ if _slap is not None:
         on="engine")
 
 
+# -- sysbench's OLTP tests, on the InnoDB server (registered once the server exists) ------
+_sysbench = _optional("models.workload.sysbench")
+if _sysbench is not None and _optional("models.engine.innodb.server") is not None:
+    WORKLOADS["sysbench"] = WorkloadKind(
+        _sysbench.SysbenchConfig,
+        lambda sim, cfg, server, rng, scale, extras: _sysbench.Sysbench(sim, cfg, server, rng,
+                                                                        scale),
+        on="engine")
+
+
 def file_classes() -> tuple[str, ...]:
     """Every file class some workload or engine places (the valid ``placement`` keys)."""
     out: list[str] = []

@@ -109,6 +109,12 @@ STYLES: dict[str, Style] = {
         metrics=("mysqlslap.tps", "mysqlslap.fsyncs_per_trx"), x="workload.concurrency",
         label=_commit_label, covers=("engine.*", "device.sda.battery_backed"),
         xlabel="concurrency (mysqlslap connections)"),
+    "sysbench_threads": Style(
+        "lines", "sysbench OLTP on InnoDB: transactions/s and 95th-percentile latency "
+        "vs client threads", metrics=("sysbench.tps", "sysbench.latency_pct_ms"),
+        x="workload.threads", label=lambda r: str(r.get("workload.test")),
+        covers=("workload.test",), xlabel="threads (sysbench --threads)",
+        extra={"logx": True}),
     "fsync_append_overwrite": Style(
         "bars", "E4 fsync cost: 8 KB writes + fdatasync each, appending vs overwriting "
         "(RAID 1 behind a battery-backed cache)",

@@ -47,6 +47,10 @@ SCALED = {
     "mysqlslap": {"number_of_queries": lambda cfg, scale: max(
         cfg.concurrency, int(round(cfg.number_of_queries * scale)))},
     "myisam_insert": {"runtime_s": lambda cfg, scale: _float(cfg.runtime_s * scale)},
+    "sysbench": {"time": lambda cfg, scale: _float(cfg.time * scale),   # workload/sysbench/
+                 "warmup_time": lambda cfg, scale: _float(cfg.warmup_time * scale),
+                 "events": lambda cfg, scale: max(1, int(round(cfg.events * scale)))
+                 if cfg.events else 0},
 }
 
 

@@ -52,9 +52,28 @@ def _missing_types(experiment: str) -> set[str]:
     return used - set(registry.DEVICES)
 
 
+def _missing_models(experiment: str) -> list[str]:
+    """The workload type and engine option an experiment overrides, when no model or
+    conf/engine/ option provides them yet (sysbench before the InnoDB server lands)."""
+    out = []
+    for line in (CONF / "experiment" / f"{experiment}.yaml").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line.startswith("- override /workload:"):
+            typ = _entry("workload", line.split(":", 1)[1].strip()).get("type")
+            if typ not in registry.WORKLOADS:
+                out.append(f"workload {typ}")
+        elif line.startswith("- override /engine:"):
+            option = line.split(":", 1)[1].strip()
+            if not (CONF / "engine" / f"{option}.yaml").exists():
+                out.append(f"engine={option}")
+    return out
+
+
 def _experiment_param(experiment: str):
     missing = _missing_types(experiment)
     marks = [pytest.mark.skip(reason=f"device model not available yet: {sorted(missing)}")] if missing else []
+    if _missing_models(experiment):
+        marks = [pytest.mark.skip(reason=f"not available yet: {_missing_models(experiment)}")]
     return pytest.param(experiment, marks=marks)
 
 
@@ -78,6 +97,18 @@ def _workload_case(option: str) -> list[str]:
     return [f"workload={option}", *extra, "run.scale=0.001"]   # full_scan's table: 10 MB
 
 
+def _unregistered(cases: list[list[str]]) -> list:
+    """Workload options whose type no model registers yet (sysbench: the InnoDB server)
+    are skipped, not failed."""
+    out = []
+    for c in cases:
+        typ = (_entry("workload", c[0].split("=", 1)[1]).get("type")
+               if c[0].startswith("workload=") else None)
+        out.append(c if typ is None or typ in registry.WORKLOADS else pytest.param(
+            c, marks=pytest.mark.skip(reason=f"workload {typ} not registered yet")))
+    return out
+
+
 def _engine_case(option: str) -> list[str]:
     """Commit-path engines run mysqlslap; the scan's read-ahead presets (package
     ``workload``) are keys of workload=full_scan."""
@@ -89,7 +120,7 @@ def _engine_case(option: str) -> list[str]:
 EXPERIMENTS = [_experiment_param(e) for e in _options("experiment")]
 GROUP_CASES = ([[f"block={o}"] for o in _options("block")]
                + [[f"run={o}"] for o in _options("run")]
-               + [_workload_case(o) for o in _options("workload")]
+               + _unregistered([_workload_case(o) for o in _options("workload")])
                + [_device_case(o) for o in _options("device") if not _needs_members(o)]
                + [[f"fs={o}", "workload=fsync_bench"] for o in _options("fs")]
                + [[f"page_cache={o}", "workload=fsync_bench"] for o in _options("page_cache")]

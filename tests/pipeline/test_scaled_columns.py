@@ -8,6 +8,7 @@ import pytest
 from models.engine.innodb.buffer_pool import PAGE_SIZE
 from models.units import parse_size
 from pipeline.build import build
+from pipeline.registry import WORKLOADS
 from pipeline.scaling import SCALED, size_text
 from pipeline.spec import validate
 
@@ -38,6 +39,8 @@ def test_full_scan_sizes_are_the_scaled_ones(compose):
     ("write_stalls", ("case/write_stalls=sfr1_stall",), "count", "count"),
     ("group_commit", ("workload.concurrency=30",), "number_of_queries", "queries"),
     ("myisam_nr_requests", ("block.nr_requests=128",), "runtime_s", "runtime_ns"),
+    pytest.param("sysbench_threads", (), "time", "time_s", marks=pytest.mark.skipif(
+        "sysbench" not in WORKLOADS, reason="sysbench runs on the InnoDB server")),
 ])
 def test_column_is_what_the_model_uses(compose, experiment, overrides, field, attr):
     spec = _spec(compose, experiment, *overrides)
@@ -54,7 +57,7 @@ def test_column_is_what_the_model_uses(compose, experiment, overrides, field, at
 
 def test_every_scaled_workload_is_covered():
     assert set(SCALED) == {"full_scan", "fsync_bench", "sfr_stall", "buffered_write",
-                           "mysqlslap", "myisam_insert"}
+                           "mysqlslap", "myisam_insert", "sysbench"}
 
 
 def test_hash_tells_runs_apart_and_scale_one_shows_the_config_as_written(compose):

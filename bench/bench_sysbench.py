@@ -1,0 +1,134 @@
+"""Speed of the sysbench workload: what the client side costs per event, and (once the
+InnoDB server is registered) the issue's speed case.
+
+1. Client side, against a null server (every transaction takes a fixed simulated
+   time, one kernel wake-up, no work): events per CPU second of building and
+   running them (transaction building, ids, latency and interval accounting) -
+   ``<test>_client_events_per_cpu_s`` and ``..._us_per_event`` for each test.
+2. With ``--server``: ``oltp_read_write``, 16 threads, 8 tables x 1 M rows, 60
+   simulated seconds, buffer pool a quarter of the data, through ``pipeline.build``
+   (``workload=sysbench engine=innodb``): wall and CPU seconds, simulated page
+   accesses (``Innodb_buffer_pool_read_requests`` + ``_write_requests``) per wall
+   second. ``--profile`` prints the top of a cProfile of that run (where time goes).
+
+    python -m bench.bench_sysbench [--events N] [--server [--pool 448m] [--profile]]
+
+CPU time is the process's (user + sys), wall time ``perf_counter``.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.sim import Simulator
+from models.workload.sysbench import TESTS, Sysbench, SysbenchConfig
+
+
+class NullServer:
+    """``run`` takes ``trx_ns`` of simulated time per transaction and does nothing."""
+
+    def __init__(self, sim, trx_ns: int = 1_000_000) -> None:
+        self.sim, self.trx_ns, self.commits = sim, trx_ns, 0
+
+    def create_tables(self, tables) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def run(self, thd, trx):
+        yield self.trx_ns
+        self.commits += 1
+
+    def status(self) -> dict:
+        return {"Com_commit": self.commits}
+
+
+def _cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def client_cost(test: str, events: int) -> float:
+    """CPU seconds per event of the sysbench side (16 threads, 8 tables x 1 M rows)."""
+    sim = Simulator()
+    cfg = SysbenchConfig(test=test, threads=16, tables=8, table_size=1_000_000, time=0,
+                         events=events, report_interval=1)
+    sb = Sysbench(sim, cfg, NullServer(sim), np.random.default_rng(1))
+    c0 = _cpu_s()
+    sb.start()
+    sim.run()
+    return (_cpu_s() - c0) / sb.results()["transactions"]
+
+
+def server_case(pool: str, profile: bool) -> dict:
+    from hydra import compose, initialize_config_dir
+
+    from pipeline import registry
+    from pipeline.build import build
+    from pipeline.schema import register
+    from pipeline.spec import validate
+    CONF = Path(__file__).resolve().parents[1] / "conf"
+
+    if "sysbench" not in registry.WORKLOADS:
+        return {"server": "not registered (no models.engine.innodb.server)"}
+    register()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=[
+            "workload=sysbench", "engine=innodb", "workload.test=oltp_read_write",
+            "workload.threads=16", "workload.tables=8", "workload.table_size=1000000",
+            "workload.time=60", f"engine.innodb_buffer_pool_size={pool}"],
+            return_hydra_config=True)
+    spec = validate(cfg, "bench")
+    w0, c0 = time.perf_counter(), _cpu_s()
+    stack = build(spec)
+    w1, c1 = time.perf_counter(), _cpu_s()
+    prof = cProfile.Profile() if profile else None
+    if prof:
+        prof.enable()
+    stack.workload.start()
+    stack.sim.run()
+    if prof:
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+    w2, c2 = time.perf_counter(), _cpu_s()
+    r = stack.workload.results()
+    pages = r.get("Innodb_buffer_pool_read_requests", 0) + r.get(
+        "Innodb_buffer_pool_write_requests", 0)
+    return {"build_wall_s": round(w1 - w0, 2), "build_cpu_s": round(c1 - c0, 2),
+            "run_wall_s": round(w2 - w1, 2), "run_cpu_s": round(c2 - c1, 2),
+            "tps": round(r["tps"], 1), "transactions": r["transactions"],
+            "page_accesses_per_wall_s": round(pages / (w2 - w1)) if w2 > w1 else None}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=20_000)
+    ap.add_argument("--server", action="store_true")
+    ap.add_argument("--pool", default="448m",
+                    help="innodb_buffer_pool_size (8 x 1 M sbtest rows: ~1.8 GB of pages)")
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    out: dict = {}
+    if args.server:
+        out.update(server_case(args.pool, args.profile))
+    else:
+        for test in TESTS:
+            per = client_cost(test, args.events)
+            out[f"{test}_client_us_per_event"] = round(per * 1e6, 1)
+            out[f"{test}_client_events_per_cpu_s"] = round(1 / per)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
