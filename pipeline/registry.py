@@ -92,12 +92,19 @@ def _device(config: type, cls: type, members_field: str | None = None,
 from models.device.hdd import HDD, HDDConfig, default_15k_sas  # noqa: E402
 from models.device.hdd_datasheet import constellation_es3, savvio_10k4  # noqa: E402
 from models.device.ssd import SSD, SSDConfig  # noqa: E402
+from models.device import nvme_presets as _nvme_presets  # noqa: E402
+from models.device.nvme import NVMe, NVMeConfig  # noqa: E402
 
 DEVICES: dict[str, DeviceKind] = {
     "hdd": _device(HDDConfig, HDD, presets={"cheetah_15k7": default_15k_sas,
                                             "savvio_10k4": savvio_10k4,
                                             "constellation_es3": constellation_es3}),
-    "ssd": _device(SSDConfig, SSD),
+    "ssd": _device(SSDConfig, SSD,
+                   presets={"intel_s4510_960gb": _nvme_presets.intel_s4510_960gb}),
+    "nvme": _device(NVMeConfig, NVMe, presets={
+        "intel_p4500_1tb": _nvme_presets.intel_p4500_1tb,
+        "samsung_970_evo_plus_1tb": _nvme_presets.samsung_970_evo_plus_1tb,
+        "intel_optane_p4800x_375gb": _nvme_presets.intel_optane_p4800x_375gb}),
 }
 WORKLOADS: dict[str, WorkloadKind] = {
     "fio": WorkloadKind(FioConfig,
