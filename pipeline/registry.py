@@ -127,6 +127,29 @@ def _optional(module: str):
         raise
 
 
+def _make_cloud_volume(sim, name, cfg, members, rng):
+    """A cloud volume; behind its instance's shared EBS link when
+    ``instance_bandwidth_MBps`` is set (one ``bus.Bus`` per instance name and run,
+    its bandwidth the first volume's)."""
+    from models.device.bus import Bus, BusConfig
+    from models.device.cloud_volume import CloudVolume
+
+    vol = CloudVolume(sim, name, cfg, rng=rng)
+    if not cfg.instance_bandwidth_MBps:
+        return vol
+    if _INSTANCE_LINKS["sim"] is not sim:       # a new run: its own instances
+        _INSTANCE_LINKS.update(sim=sim, buses={})
+    buses = _INSTANCE_LINKS["buses"]
+    if cfg.instance not in buses:
+        buses[cfg.instance] = Bus(sim, cfg.instance, BusConfig(cfg.instance_bandwidth_MBps))
+    return buses[cfg.instance].attach(vol, name)
+
+
+# the instances' links of the run being built (devices are built one run at a time)
+_INSTANCE_LINKS: dict = {"sim": None, "buses": {}}
+_cloud = _optional("models.device.cloud_volume")
+if _cloud is not None:
+    DEVICES["cloud_volume"] = DeviceKind(_cloud.CloudVolumeConfig, _make_cloud_volume)
 _ram = _optional("models.device.ram")
 if _ram is not None:
     DEVICES["ram"] = _device(_ram.RAMConfig, _ram.RAM)
