@@ -183,5 +183,7 @@ def savvio_10k4(**overrides) -> HDDConfig:
 
 
 def constellation_es3(**overrides) -> HDDConfig:
-    """The 7200 rpm SATA enterprise preset (``CONSTELLATION_ES3``)."""
-    return hdd_from_datasheet(CONSTELLATION_ES3, **overrides)
+    """The 7200 rpm SATA enterprise preset (``CONSTELLATION_ES3``), with its write cache
+    on: a SATA drive ships with it enabled (the ATA default; ``hdparm -W`` shows 1),
+    unlike the SAS presets, which keep WCE off as behind a RAID controller."""
+    return hdd_from_datasheet(CONSTELLATION_ES3, **{"write_cache": True, **overrides})
