@@ -7,10 +7,11 @@ Modelled, per command (reservations in command arrival order, integer ns):
 
 - Queues: ``nr_queues`` I/O queue pairs of ``queue_depth`` entries; the drive accepts
   ``nr_queues * queue_depth`` commands at once. A command goes to the queue of its
-  submitting thread (``issuer % nr_queues``, as the driver maps a CPU's queue);
-  ``stats()`` counts commands per queue. The legacy block queue in front of the drive
-  sees one pool of ``nr_queues * queue_depth`` tags (per-queue tag limits are
-  blk-mq's, not this model's).
+  submitting thread (``issuer % nr_queues``, as the driver maps a CPU's queue).
+  The legacy block queue in front of the drive sees one pool of
+  ``nr_queues * queue_depth`` tags (per-queue tag limits are blk-mq's, not this
+  model's). ``per_queue`` counts commands per queue; ``stats()`` reports how many
+  queues were used and the busiest one's count.
 - Controller: ``controller_cores`` firmware cores, each processing one command at a
   time for ``read_cmd_us`` / ``write_cmd_us`` / ``flush_cmd_us``; a command takes the
   core free first (arrival order).
@@ -284,5 +285,7 @@ class NVMe(Device):
             "write_amplification": (host + gc) / host if host else 0.0,
             "flush_ns_total": self.flush_ns_total,
         })
-        s.update({f"queue{i}_commands": n for i, n in enumerate(self.per_queue)})
+        # two columns whatever nr_queues is (the per-queue counts: ``per_queue``)
+        s.update({"queues_used": sum(1 for n in self.per_queue if n),
+                  "busiest_queue_commands": max(self.per_queue)})
         return s
