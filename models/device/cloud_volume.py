@@ -106,6 +106,15 @@ class CloudVolumeConfig:
         if not lo <= gib <= hi:
             raise ValueError(f"capacity_bytes: a {self.volume_type} volume is {lo} GiB to "
                              f"{hi} GiB, got {gib:g} GiB")
+        # provisioned IOPS the provider allows: per GiB and per volume
+        per_gib, most = {"gp3": (500, 16_000), "io1": (50, 64_000),
+                         "io2": (1000, 256_000)}.get(self.volume_type, (math.inf, math.inf))
+        if self.iops > min(per_gib * gib, most):
+            raise ValueError(f"iops: a {self.volume_type} volume of {gib:g} GiB allows at most "
+                             f"{min(per_gib * gib, most):,.0f}, got {self.iops}")
+        if self.volume_type == "gp3" and self.throughput_MiBps > min(1000.0, self.baseline_iops / 4):
+            raise ValueError(f"throughput_MiBps: gp3 allows at most 0.25 MiB/s per IOPS and "
+                             f"1,000 MiB/s, got {self.throughput_MiBps:g}")
         for key, derived in (("iops", self.baseline_iops),
                              ("throughput_MiBps", self.baseline_MiBps),
                              ("latency_median_us", self.median_us)):
@@ -131,7 +140,7 @@ class CloudVolumeConfig:
             # AWS EBS volume types, gp2: 3 IOPS per GiB, at least 100, at most 16,000
             return float(min(16_000, max(100, 3 * math.ceil(self._gib))))
         if t == "gp3":
-            return 3_000.0          # gp3: 3,000 IOPS included with every size
+            return 3_000.0          # gp3: 3,000 IOPS included (500 per GiB, 16,000 at most)
         if t == "st1":
             return 500.0            # st1: 500 IOPS of 1 MiB at most
         return 0.0

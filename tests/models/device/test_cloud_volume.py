@@ -153,6 +153,8 @@ def test_flush_costs_a_round_trip_and_no_credit():
     (dict(volume_type="st1", capacity_bytes=10 * GIB), "capacity_bytes"),
     (dict(volume_type="custom", iops=100, throughput_MiBps=10), "latency_median_us"),
     (dict(burst_on="sometimes"), "burst_on"),
+    (dict(volume_type="io1", iops=30_000, capacity_bytes=500 * GIB), "iops"),
+    (dict(volume_type="gp3", iops=3000, throughput_MiBps=1000), "throughput_MiBps"),
 ])
 def test_bad_values_name_the_key(kw, key):
     with pytest.raises(ValueError, match=f"^{key}:"):
