@@ -11,7 +11,8 @@ config. The rules follow OmegaConf's:
 - ``int`` / ``float`` / ``bool`` / ``str`` fields convert the way OmegaConf converts
   (``"5"`` -> 5 for an int, 3 -> 3.0 for a float, 1024 -> ``"1024"`` for a str,
   ``"true"`` -> True), and reject what OmegaConf rejects (``"abc"`` for an int, a bool
-  for a number);
+  for a number); an ``int`` field whose name ends in ``_bytes`` also takes a size
+  string as fio writes it (``4k``, ``512g``, ``4t``: binary multiples);
 - ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``list[X]``, ``dict[str, X]`` and
   nested dataclasses are checked element by element; ``Any`` passes through;
 - an ``int`` must fit in 64 bits (``INT_MIN`` .. ``INT_MAX``, ``check_int``): every
@@ -26,6 +27,8 @@ import dataclasses
 import types
 import typing
 from typing import Any
+
+from models.units import parse_size
 
 from .errors import ConfigError, from_value_error
 
@@ -120,6 +123,12 @@ def convert(value: Any, tp: Any, key: str) -> Any:
             # an int stays as it is; a float field takes ints
             return check_int(value, key) if tp is int else tp(value)
         if isinstance(value, str):
+            if tp is int and key.endswith("_bytes"):
+                # a size key takes fio's size strings (4k, 512g, 4t; k = 1024)
+                try:
+                    return check_int(parse_size(value, key), key)
+                except ValueError as ex:
+                    raise ConfigError(key, str(ex).split(": ", 1)[-1]) from None
             try:
                 out = tp(value.strip())
             except (ValueError, OverflowError):

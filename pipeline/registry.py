@@ -90,11 +90,21 @@ def _device(config: type, cls: type, members_field: str | None = None,
 
 
 from models.device.hdd import HDD, HDDConfig, default_15k_sas  # noqa: E402
+from models.device.hdd_datasheet import constellation_es3, savvio_10k4  # noqa: E402
 from models.device.ssd import SSD, SSDConfig  # noqa: E402
+from models.device import nvme_presets as _nvme_presets  # noqa: E402
+from models.device.nvme import NVMe, NVMeConfig  # noqa: E402
 
 DEVICES: dict[str, DeviceKind] = {
-    "hdd": _device(HDDConfig, HDD, presets={"cheetah_15k7": default_15k_sas}),
-    "ssd": _device(SSDConfig, SSD),
+    "hdd": _device(HDDConfig, HDD, presets={"cheetah_15k7": default_15k_sas,
+                                            "savvio_10k4": savvio_10k4,
+                                            "constellation_es3": constellation_es3}),
+    "ssd": _device(SSDConfig, SSD,
+                   presets={"intel_s4510_960gb": _nvme_presets.intel_s4510_960gb}),
+    "nvme": _device(NVMeConfig, NVMe, presets={
+        "intel_p4500_1tb": _nvme_presets.intel_p4500_1tb,
+        "samsung_970_evo_plus_1tb": _nvme_presets.samsung_970_evo_plus_1tb,
+        "intel_optane_p4800x_375gb": _nvme_presets.intel_optane_p4800x_375gb}),
 }
 WORKLOADS: dict[str, WorkloadKind] = {
     "fio": WorkloadKind(FioConfig,
@@ -117,6 +127,29 @@ def _optional(module: str):
         raise
 
 
+def _make_cloud_volume(sim, name, cfg, members, rng):
+    """A cloud volume; behind its instance's shared EBS link when
+    ``instance_bandwidth_MBps`` is set (one ``bus.Bus`` per instance name and run,
+    its bandwidth the first volume's)."""
+    from models.device.bus import Bus, BusConfig
+    from models.device.cloud_volume import CloudVolume
+
+    vol = CloudVolume(sim, name, cfg, rng=rng)
+    if not cfg.instance_bandwidth_MBps:
+        return vol
+    if _INSTANCE_LINKS["sim"] is not sim:       # a new run: its own instances
+        _INSTANCE_LINKS.update(sim=sim, buses={})
+    buses = _INSTANCE_LINKS["buses"]
+    if cfg.instance not in buses:
+        buses[cfg.instance] = Bus(sim, cfg.instance, BusConfig(cfg.instance_bandwidth_MBps))
+    return buses[cfg.instance].attach(vol, name)
+
+
+# the instances' links of the run being built (devices are built one run at a time)
+_INSTANCE_LINKS: dict = {"sim": None, "buses": {}}
+_cloud = _optional("models.device.cloud_volume")
+if _cloud is not None:
+    DEVICES["cloud_volume"] = DeviceKind(_cloud.CloudVolumeConfig, _make_cloud_volume)
 _ram = _optional("models.device.ram")
 if _ram is not None:
     DEVICES["ram"] = _device(_ram.RAMConfig, _ram.RAM)

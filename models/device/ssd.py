@@ -79,8 +79,86 @@ from . import ssd_ftl as F
 _PRECONDITIONS = ("fresh", "sequential", "random")
 
 
+def _us(x: float) -> int:
+    return int(round(x * 1000))
+
+
+class FlashGeometry:
+    """Derived sizes of a flash back end, for any config with the flash fields of
+    ``SSDConfig`` (``capacity_bytes``, ``raw_capacity_bytes``, ``channels``,
+    ``dies_per_channel``, ``page_bytes``, ``pages_per_block``): the SATA SSD's and the
+    NVMe SSD's (``models.device.nvme``)."""
+
+    @property
+    def n_dies(self) -> int:
+        return self.channels * self.dies_per_channel
+
+    @property
+    def user_pages(self) -> int:
+        return self.capacity_bytes // self.page_bytes
+
+    @property
+    def blocks_per_die(self) -> int:
+        return self.raw_capacity_bytes // (self.n_dies * self.page_bytes * self.pages_per_block)
+
+    @property
+    def spare_fraction(self) -> float:
+        """Physical pages beyond the logical ones, over the logical ones."""
+        phys = self.blocks_per_die * self.n_dies * self.pages_per_block
+        return phys / self.user_pages - 1.0
+
+
+def check_flash(cfg) -> None:
+    """Range checks of the flash back end's fields (``SSDConfig`` names them); the
+    first failing key is reported, ``ValueError("<key>: ...")``."""
+    for key in ("capacity_bytes", "raw_capacity_bytes", "channels", "dies_per_channel",
+                "page_bytes", "pages_per_block", "write_cache_bytes", "gc_min_free_blocks"):
+        if int(getattr(cfg, key)) < 1:
+            raise ValueError(f"{key}: must be >= 1, got {getattr(cfg, key)!r}")
+    for key in ("read_us", "program_us", "erase_us"):
+        if getattr(cfg, key) < 0:
+            raise ValueError(f"{key}: must be >= 0, got {getattr(cfg, key)!r}")
+    if cfg.channel_MBps <= 0:
+        raise ValueError(f"channel_MBps: must be > 0, got {cfg.channel_MBps!r}")
+    at_least(cfg, 0, "flush_metadata_pages")
+    if cfg.page_bytes % 512:
+        raise ValueError(f"page_bytes: must be a multiple of 512, got {cfg.page_bytes}")
+    if cfg.die_allocation not in ("dynamic", "static"):
+        raise ValueError(f"die_allocation: must be 'dynamic' or 'static', got {cfg.die_allocation!r}")
+    if cfg.precondition not in _PRECONDITIONS:
+        raise ValueError(f"precondition: must be one of {_PRECONDITIONS}, got {cfg.precondition!r}")
+    if not 0.0 <= cfg.precondition_span_fraction <= 1.0:
+        raise ValueError("precondition_span_fraction: must be in [0, 1], got "
+                         f"{cfg.precondition_span_fraction}")
+    if cfg.write_cache_bytes < cfg.page_bytes:
+        raise ValueError(f"write_cache_bytes: must hold at least one page ({cfg.page_bytes})")
+    # every die must keep GC able to make progress: its share of logical pages plus
+    # the free-block reserve and two open blocks must fit in its physical blocks
+    per_die_user = -(-cfg.user_pages // cfg.n_dies)
+    need = -(-per_die_user // cfg.pages_per_block) + cfg.gc_min_free_blocks + 3
+    if cfg.blocks_per_die < need:
+        raise ValueError(f"raw_capacity_bytes: {cfg.raw_capacity_bytes} leaves no spare "
+                         f"area ({cfg.blocks_per_die} blocks per die, need >= {need})")
+
+
+def flash_state(cfg, rng: np.random.Generator | None) -> F.FTLState:
+    """The flash back end of ``cfg`` (fields as ``SSDConfig``'s): the FTL state with
+    its write-buffer heap sized for ``write_cache_bytes``, preconditioned as
+    ``cfg.precondition`` says (seeded by ``rng`` if given, else ``precondition_seed``)."""
+    slots = cfg.write_cache_bytes // 512 + cfg.write_cache_bytes // cfg.page_bytes + 64
+    ftl = F.FTLState(cfg.user_pages, cfg.n_dies, cfg.channels, cfg.blocks_per_die,
+                     cfg.pages_per_block, cfg.gc_min_free_blocks, cfg.page_bytes,
+                     cfg.gc_copyback, cfg.die_allocation == "dynamic",
+                     (_us(cfg.read_us), _us(cfg.program_us), _us(cfg.erase_us)), slots)
+    if cfg.precondition != "fresh":
+        rng = rng if rng is not None else np.random.default_rng(cfg.precondition_seed)
+        F.precondition(ftl, cfg.precondition, rng,
+                       int(cfg.user_pages * cfg.precondition_span_fraction))
+    return ftl
+
+
 @dataclass(frozen=True)
-class SSDConfig:
+class SSDConfig(FlashGeometry):
     """A flash SSD; defaults are an Intel X25-E 64 GB (see the module docstring).
 
     Derived (no published figure for the X25-E, chosen from its data sheet):
@@ -126,59 +204,13 @@ class SSDConfig:
     precondition_seed: int = 0
 
     def __post_init__(self) -> None:
-        for key in ("capacity_bytes", "raw_capacity_bytes", "channels", "dies_per_channel",
-                    "page_bytes", "pages_per_block", "queue_depth", "write_cache_bytes",
-                    "gc_min_free_blocks"):
-            if int(getattr(self, key)) < 1:
-                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)!r}")
-        for key in ("read_us", "program_us", "erase_us", "read_cmd_us", "write_cmd_us",
-                    "flush_cmd_us"):
+        check_flash(self)
+        at_least(self, 1, "queue_depth")
+        for key in ("read_cmd_us", "write_cmd_us", "flush_cmd_us"):
             if getattr(self, key) < 0:
                 raise ValueError(f"{key}: must be >= 0, got {getattr(self, key)!r}")
-        for key in ("channel_MBps", "host_MBps"):
-            if getattr(self, key) <= 0:
-                raise ValueError(f"{key}: must be > 0, got {getattr(self, key)!r}")
-        at_least(self, 0, "flush_metadata_pages")
-        if self.page_bytes % 512:
-            raise ValueError(f"page_bytes: must be a multiple of 512, got {self.page_bytes}")
-        if self.die_allocation not in ("dynamic", "static"):
-            raise ValueError(f"die_allocation: must be 'dynamic' or 'static', got {self.die_allocation!r}")
-        if self.precondition not in _PRECONDITIONS:
-            raise ValueError(f"precondition: must be one of {_PRECONDITIONS}, got {self.precondition!r}")
-        if not 0.0 <= self.precondition_span_fraction <= 1.0:
-            raise ValueError("precondition_span_fraction: must be in [0, 1], got "
-                             f"{self.precondition_span_fraction}")
-        if self.write_cache_bytes < self.page_bytes:
-            raise ValueError(f"write_cache_bytes: must hold at least one page ({self.page_bytes})")
-        # every die must keep GC able to make progress: its share of logical pages plus
-        # the free-block reserve and two open blocks must fit in its physical blocks
-        per_die_user = -(-self.user_pages // self.n_dies)
-        need = -(-per_die_user // self.pages_per_block) + self.gc_min_free_blocks + 3
-        if self.blocks_per_die < need:
-            raise ValueError(f"raw_capacity_bytes: {self.raw_capacity_bytes} leaves no spare "
-                             f"area ({self.blocks_per_die} blocks per die, need >= {need})")
-
-    @property
-    def n_dies(self) -> int:
-        return self.channels * self.dies_per_channel
-
-    @property
-    def user_pages(self) -> int:
-        return self.capacity_bytes // self.page_bytes
-
-    @property
-    def blocks_per_die(self) -> int:
-        return self.raw_capacity_bytes // (self.n_dies * self.page_bytes * self.pages_per_block)
-
-    @property
-    def spare_fraction(self) -> float:
-        """Physical pages beyond the logical ones, over the logical ones."""
-        phys = self.blocks_per_die * self.n_dies * self.pages_per_block
-        return phys / self.user_pages - 1.0
-
-
-def _us(x: float) -> int:
-    return int(round(x * 1000))
+        if self.host_MBps <= 0:
+            raise ValueError(f"host_MBps: must be > 0, got {self.host_MBps!r}")
 
 
 class SSD(Device):
@@ -193,12 +225,7 @@ class SSD(Device):
         super().__init__(sim, name, cfg.user_pages * cfg.page_bytes, cfg.queue_depth,
                          n_servers=cfg.queue_depth)
         self.cfg = cfg
-        slots = cfg.write_cache_bytes // 512 + cfg.write_cache_bytes // cfg.page_bytes + 64
-        self.ftl = F.FTLState(cfg.user_pages, cfg.n_dies, cfg.channels, cfg.blocks_per_die,
-                              cfg.pages_per_block, cfg.gc_min_free_blocks, cfg.page_bytes,
-                              cfg.gc_copyback, cfg.die_allocation == "dynamic",
-                              (_us(cfg.read_us), _us(cfg.program_us), _us(cfg.erase_us)),
-                              slots)
+        self.ftl = flash_state(cfg, rng)
         self._i32 = self.ftl.i32
         self._i64 = self.ftl.i64
         self._out = self.ftl.out
@@ -225,16 +252,7 @@ class SSD(Device):
         self.flush_ns_total = 0
         self._busy_since = 0
         self._busy_total = 0         # time with a command outstanding (%util)
-        self._precondition(rng)
         self._counters0 = self.ftl.counters.copy()
-
-    # -- preconditioning ------------------------------------------------------------
-    def _precondition(self, rng: np.random.Generator | None) -> None:
-        cfg = self.cfg
-        if cfg.precondition != "fresh":
-            rng = rng if rng is not None else np.random.default_rng(cfg.precondition_seed)
-            F.precondition(self.ftl, cfg.precondition, rng,
-                           int(cfg.user_pages * cfg.precondition_span_fraction))
 
     # -- interface ----------------------------------------------------------------------
     def can_accept(self) -> bool:

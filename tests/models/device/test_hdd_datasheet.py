@@ -1,0 +1,69 @@
+"""The HDD data-sheet builder (models/device/hdd_datasheet.py): the zone table and
+seek points it derives, the presets it builds, and the figures of each sheet that were
+not inputs (README "Data-sheet presets")."""
+import dataclasses
+
+import pytest
+
+from models.device.hdd import HDD, default_15k_sas
+from models.device.hdd_datasheet import (CHEETAH_15K7, CONSTELLATION_ES3, SAVVIO_10K4,
+                                         HDDDataSheet, hdd_from_datasheet)
+from models.device.hdd_mech import build_state
+from models.sim import Simulator
+
+from .jobs import run_job
+
+
+def test_the_15k_sheet_gives_the_existing_15k_config_exactly():
+    assert hdd_from_datasheet(CHEETAH_15K7) == default_15k_sas()
+    assert hdd_from_datasheet(CHEETAH_15K7, queue_depth=1) == default_15k_sas(queue_depth=1)
+
+
+@pytest.mark.parametrize("sheet", [SAVVIO_10K4, CONSTELLATION_ES3])
+def test_zones_hold_the_capacity_and_run_at_the_sheet_rates(sheet):
+    cfg = hdd_from_datasheet(sheet)
+    assert cfg.sectors * 512 == sheet.capacity_bytes
+    assert cfg.zone_sectors >= cfg.sectors
+    assert cfg.rpm == sheet.rpm and cfg.surfaces == sheet.heads
+    rev_s = 60.0 / sheet.rpm
+    outer, inner = cfg.zones[0], cfg.zones[-1]
+    # sustained rate of a zone: one track per revolution plus the skewed switch
+    for z, mb_s in ((outer, sheet.sustained_outer_MBps), (inner, sheet.sustained_inner_MBps)):
+        rate = z.sectors_per_track * 512 / rev_s / 1e6
+        sustained = rate * z.sectors_per_track / (z.sectors_per_track + z.track_skew_sectors)
+        assert sustained == pytest.approx(mb_s, rel=0.01)
+    assert cfg.write_settle_ms == pytest.approx(sheet.seek_avg_write_ms - sheet.seek_avg_read_ms)
+    assert cfg.cache_segments * cfg.cache_segment_bytes == sheet.cache_bytes
+    build_state(cfg)                   # the seek curve fits the three sheet points
+
+
+def test_bad_sheet_values_name_the_key():
+    with pytest.raises(ValueError, match="^sustained_inner_MBps"):
+        dataclasses.replace(SAVVIO_10K4, sustained_inner_MBps=300.0)
+    with pytest.raises(ValueError, match="^heads"):
+        dataclasses.replace(SAVVIO_10K4, heads=0)
+    with pytest.raises(ValueError, match="^capacity_bytes"):
+        HDDDataSheet(rpm=7200, heads=1, capacity_bytes=1000, seek_track_to_track_ms=1,
+                     seek_avg_read_ms=8, seek_full_stroke_ms=16, sustained_outer_MBps=100,
+                     sustained_inner_MBps=50, cache_bytes=1 << 20)
+
+
+# Figures of the sheets that were not inputs. Tracks per surface: the manual's
+# user-accessible tracks against the cylinders the builder derives from capacity,
+# heads and the sustained rates. QD1 4 KB random read over the whole drive against
+# the manual's access time (with controller overhead) plus the average rotational
+# latency: the average seek is an input, but over random LBAs (zoned: outer
+# cylinders hold more) rather than random cylinders.
+PREDICTED = [
+    (SAVVIO_10K4, 147_620, (4.0 + 3.0)),
+    (CONSTELLATION_ES3, 320_800, (8.5 + 0.1 + 60e3 / 7200 / 2)),
+]
+
+
+@pytest.mark.parametrize("sheet,tracks,access_ms", PREDICTED)
+def test_sheet_figures_not_used_as_inputs_within_25_percent(sheet, tracks, access_ms):
+    cfg = hdd_from_datasheet(sheet)
+    assert cfg.n_cylinders == pytest.approx(tracks, rel=0.25)
+    sim = Simulator()
+    r = run_job(sim, HDD(sim, "sda", cfg), "randread", 4096, 1, 1000)
+    assert r.lat_us / 1e3 == pytest.approx(access_ms, rel=0.25)
