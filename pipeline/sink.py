@@ -145,15 +145,19 @@ def _file_names(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
 
 
 def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
-              tables: dict[str, pa.Table], meta: dict | None = None) -> list[Path]:
+              tables: dict[str, pa.Table], meta: dict | None = None,
+              files: dict[str, bytes] | None = None) -> list[Path]:
     """Write every table of one run; returns the final paths (details first, summary
     last). With a summary, the run directory is replaced as a whole (atomically);
     ``meta`` goes into the summary's footer (``dbio.<key>``). Without a summary the
-    tables are added to the existing run, each file atomically."""
+    tables are added to the existing run, each file atomically. ``files`` (name ->
+    bytes, e.g. ``fio.json``) are written beside the summary, in the same staging
+    directory (with the summary, they appear with it)."""
     final = run_dir(root, experiment, config_hash)
     names = _file_names(tables)
     if SUMMARY not in tables:
         return [write_table(final / fname, tables[n]) for n, fname in names]
+    files = {partition_value(k): v for k, v in (files or {}).items()}
 
     meta = dict(meta or {})
     meta.setdefault("tables", ",".join(n for n, _ in names if n != SUMMARY))
@@ -165,8 +169,10 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
     except OSError as ex:
         if ex.errno not in _NO_STAGING:   # a full disk: no fallback writes half a run
             raise
-        return _write_run_per_file(final, tables, names, meta)
+        return _write_run_per_file(final, tables, names, meta, files)
     try:
+        for fname, data in files.items():
+            _write_bytes(stage / fname, data)
         if len(names) > 1:
             (stage / DETAILS).mkdir()
         for n, fname in names:
@@ -191,13 +197,21 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
         shutil.rmtree(stage, ignore_errors=True)
         if ex.errno != errno.EXDEV:
             raise
-        return _write_run_per_file(final, tables, names, meta)
+        return _write_run_per_file(final, tables, names, meta, files)
     finally:
         _remove_if_empty(stage_root)
     return [final / fname for _, fname in names]
 
 
-def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict) -> list[Path]:
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict,
+                        files: dict | None = None) -> list[Path]:
     """Fallback when staging is on another filesystem: each file renamed into place,
     details first, the summary (the receipt) last; stale detail files removed first."""
     keep = {fname for _, fname in names}
@@ -206,6 +220,11 @@ def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict) -> l
         for p in final.glob(f"{DETAILS}/*.parquet"):
             if f"{DETAILS}/{p.name}" not in keep:
                 p.unlink(missing_ok=True)
+    final.mkdir(parents=True, exist_ok=True)
+    for fname, data in (files or {}).items():
+        tmp = final / f".tmp-{fname}-{os.getpid()}.partial"
+        _write_bytes(tmp, data)
+        os.replace(tmp, final / fname)
     return [write_table(final / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
             for n, fname in names]
 
