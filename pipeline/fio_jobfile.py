@@ -29,7 +29,8 @@ config's field names alike. fio's names and units (fio's HOWTO):
   fio's default list), ``disable_slat``, ``write_iolog``, ``write_bw_log``,
   ``write_lat_log``, ``write_iops_log``, ``log_avg_msec``.
 
-Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments, one job
+Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments (to the
+end of the line, as fio strips them), one job
 section besides ``[global]`` (several jobs running at once are not modelled). An
 unknown option, a malformed line or a bad value is one line naming the file, the
 line and the option, with fio's closest name (difflib). The file's content is a
@@ -118,9 +119,9 @@ def _convert(kind: str, name: str, value):
         except (TypeError, ValueError):
             raise ValueError(f"{name}: expected a number, got {value!r}") from None
     if kind == "time_s":
-        return parse_time(value, 1.0, name)
+        return round(parse_time(value, 1.0, name), 9)          # to the nanosecond
     if kind == "time_us":
-        return parse_time(value, 1e-6, name) * 1e6
+        return round(parse_time(value, 1e-6, name) * 1e6, 3)
     if kind == "engine":
         text = str(value).strip()
         if text not in IOENGINES:
@@ -160,8 +161,9 @@ def read_jobfile(path: Path) -> JobFile:
     job: dict = {}
     where: dict = {}
     for ln, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in ";#":
+        # fio strips a comment from ';' or '#' to the end of the line (parse.c)
+        line = raw.split(";", 1)[0].split("#", 1)[0].strip()
+        if not line:
             continue
         if line.startswith("["):
             if not line.endswith("]") or len(line) < 3:

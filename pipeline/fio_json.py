@@ -1,5 +1,7 @@
 """fio's JSON output (``fio --output-format=json``) of a simulated fio run, written as
-``fio.json`` beside the run's ``summary.parquet`` so fio users' plotting tools read it.
+``run=<hash>/_details/fio.json`` beside the run's ``summary.parquet`` (in ``_details/``,
+where pandas and pyarrow datasets of the results do not look) so fio users' plotting
+tools read it.
 
 The layout is fio's (its ``stat.c`` JSON, as fio 3.x prints it): top-level ``fio
 version``, ``timestamp``, ``time``, ``global options``, ``jobs`` and ``disk_util``; per

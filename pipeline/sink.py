@@ -5,6 +5,7 @@ Layout (``results.dir`` defaults to ``outputs``)::
 
     outputs/experiment=<name>/run=<config_hash>/summary.parquet            one row per run
     outputs/experiment=<name>/run=<config_hash>/_details/<table>.parquet   detail tables
+    outputs/experiment=<name>/run=<config_hash>/_details/fio.json          fio's JSON (fio runs)
 
 Readers other than DuckDB see the summaries as one dataset: ``pandas.read_parquet(
 "outputs")`` and pyarrow's datasets skip ``_``-prefixed directories, so detail tables
@@ -151,8 +152,9 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
     last). With a summary, the run directory is replaced as a whole (atomically);
     ``meta`` goes into the summary's footer (``dbio.<key>``). Without a summary the
     tables are added to the existing run, each file atomically. ``files`` (name ->
-    bytes, e.g. ``fio.json``) are written beside the summary, in the same staging
-    directory (with the summary, they appear with it)."""
+    bytes, e.g. ``fio.json``) go to the run's ``_details/`` beside the detail tables
+    (out of reach of the summary datasets: pandas / pyarrow would read any file under
+    ``run=``), in the same staging directory (they appear with the summary)."""
     final = run_dir(root, experiment, config_hash)
     names = _file_names(tables)
     if SUMMARY not in tables:
@@ -171,13 +173,13 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
             raise
         return _write_run_per_file(final, tables, names, meta, files)
     try:
-        for fname, data in files.items():
-            _write_bytes(stage / fname, data)
-        if len(names) > 1:
+        if len(names) > 1 or files:
             (stage / DETAILS).mkdir()
+        for fname, data in files.items():
+            _write_bytes(stage / DETAILS / fname, data)
         for n, fname in names:
             _write_parquet(stage / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
-        if len(names) > 1:
+        if len(names) > 1 or files:
             _fsync_dir(stage / DETAILS)
         _fsync_dir(stage)
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -220,11 +222,12 @@ def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict,
         for p in final.glob(f"{DETAILS}/*.parquet"):
             if f"{DETAILS}/{p.name}" not in keep:
                 p.unlink(missing_ok=True)
-    final.mkdir(parents=True, exist_ok=True)
+    if files:
+        (final / DETAILS).mkdir(parents=True, exist_ok=True)
     for fname, data in (files or {}).items():
-        tmp = final / f".tmp-{fname}-{os.getpid()}.partial"
+        tmp = final / DETAILS / f".tmp-{fname}-{os.getpid()}.partial"
         _write_bytes(tmp, data)
-        os.replace(tmp, final / fname)
+        os.replace(tmp, final / DETAILS / fname)
     return [write_table(final / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
             for n, fname in names]
 

@@ -151,8 +151,9 @@ class TraceJob:
         mode = t.mode if cfg.mode == "auto" else cfg.mode
         if mode != t.mode and detect_format(path, extras.get("iolog_format", "auto")) in (
                 "iolog", "blkparse"):
-            raise ValueError(f"mode: {path} records {'arrival times' if t.mode == 'open' else 'waits between requests'}"
-                             f": replay it with mode={t.mode} (or mode=auto), not {cfg.mode}")
+            what = "arrival times" if t.mode == "open" else "waits between requests"
+            raise ValueError(f"mode: {path} records {what}: replay it with mode={t.mode} "
+                             f"(or mode=auto), not {cfg.mode}")
         self.replay = TraceReplay(sim, target, cfg, t.ops, t.offset_bytes, t.size_bytes,
                                   t.time_ns, mode)
 

@@ -97,5 +97,6 @@ class Pace:
         self.writes = 0
         self.syncing = False
         job.refill()
-        if job.in_flight == 0 and (fio.stopping or (job.limit is not None and job.issued >= job.limit)):
+        done = job.limit is not None and job.issued >= job.limit
+        if job.in_flight == 0 and (fio.stopping or done):
             fio.job_finished()

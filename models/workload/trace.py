@@ -21,10 +21,11 @@ command queue full wait here in FIFO order) or a block queue (anything whose
 completions then arrive through each request's ``on_done``.
 
 Requests are reads, writes and FLUSHes (a trace's ``fsync``: size 0, they drain the
-drive's volatile write cache). Per request the replay records issue, dispatch (handed to the device) and completion
-times and whether a cache served it: ``response_ns = done - issue`` (what an
-application or DiskSim's "response time" sees) and ``service_ns = done - dispatch``.
-Pure: takes arrays, does no file I/O, uses no randomness (same input, same output).
+drive's volatile write cache). Per request the replay records issue, dispatch (handed
+to the device) and completion times and whether a cache served it: ``response_ns =
+done - issue`` (what an application or DiskSim's "response time" sees) and
+``service_ns = done - dispatch``. Pure: takes arrays, does no file I/O, uses no
+randomness (same input, same output).
 
 Deliberately not modelled: request dependencies other than the loop above, replaying
 on several devices, per-thread issuers (fio's multiple iolog jobs).

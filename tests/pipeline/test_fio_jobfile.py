@@ -48,7 +48,7 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     assert row["workload.runtime_s"] == pytest.approx(0.2) and row["workload.ramp_time_s"] == 0.05
     assert row["workload.filename"] == "sda" and len(row["workload.jobfile_sha256"]) == 64
 
-    doc = json.loads((run / "fio.json").read_text())
+    doc = json.loads((run / "_details" / "fio.json").read_text())
     assert {"fio version", "timestamp", "jobs", "disk_util"} <= doc.keys()
     (j,) = doc["jobs"]
     assert j["jobname"] == "randread-qd4" and j["job options"]["bs"] == "4k"
@@ -109,6 +109,14 @@ def test_fio_names_in_the_workload_section_and_read_iolog_replays_a_trace(tmp_pa
     job.write_text(f"[replay]\ndirect=1\nread_iolog={log}\niodepth=2\n")
     assert expand({"type": "fio", "jobfile": str(job)}) == {
         "type": "trace", "iolog": str(log), "mode": "auto", "iodepth": 2}
+
+
+def test_the_example_job_file_of_the_readme(compose):
+    spec = validate(compose("workload=fio", "workload.jobfile=data/fio/oltp_reads.fio"))
+    c = spec.workload.config
+    assert (c.rw, c.bs, c.iodepth, c.random_distribution) == ("randread", "16k", 8, "zipf:1.2")
+    assert (c.runtime_s, c.ramp_time_s, c.thinktime_us, c.time_based) == (2.5, 0.5, 200.0, True)
+    assert spec.workload.extras["filename"] == "sda"
 
 
 def test_fio_options_from_the_command_line(compose, tmp_path):
