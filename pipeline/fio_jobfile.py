@@ -19,10 +19,12 @@ config's field names alike. fio's names and units (fio's HOWTO):
 - ``read_iolog=FILE`` replays that trace instead (the ``trace`` workload:
   ``pipeline.trace_job``), with ``iodepth``, ``replay_time_scale``, ``number_ios``
   and ``filename``.
-- In a job file fio's defaults hold where the file is silent: ``direct=0`` (refused:
-  buffered I/O to a block device is not modelled, say ``direct=1``), no
-  ``time_based`` (each job stops after ``size`` bytes; with no ``runtime`` either the
-  run is bounded by that alone).
+- In a job file fio's defaults hold where the file (and the section) are silent:
+  ``rw=read``, ``bs=4k``, ``iodepth=1``, ``ioengine=psync`` (fio's default on Linux),
+  ``size=100%`` (the whole device beyond ``offset``), ``direct=0`` (refused: buffered
+  I/O to a block device is not modelled, say ``direct=1``), no ``time_based`` (each
+  job stops after ``size`` bytes; with no ``runtime`` either the run is bounded by
+  that alone).
 - Accepted and without effect in the simulation: ``name``, ``description``,
   ``group_reporting``, ``new_group``, ``stonewall``, ``thread``, ``randrepeat``,
   ``norandommap``, ``invalidate``, ``exitall``, ``percentile_list`` (the JSON carries
@@ -81,6 +83,9 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "replay_time_scale": ("float", "replay_time_scale"),
 }
 KNOWN = tuple(sorted(set(OPTIONS) | set(IGNORED)))
+# fio's own defaults, where a job file differs from FioConfig's
+FIO_DEFAULTS = {"rw": "read", "bs": "4k", "iodepth": 1, "ioengine": "psync", "size": "100%",
+                "time_based": False}
 
 
 def parse_time(value, default_unit_s: float, key: str) -> float:
@@ -282,8 +287,9 @@ def expand(entry: dict) -> dict:
             raise ConfigError("workload.jobfile", f"{jf.path}: no direct=1: fio's default is "
                               "buffered I/O (direct=0), which the block-device job does not "
                               "model; add direct=1")
-        if "time_based" not in entry:
-            base.setdefault("time_based", False)
+        for key, default in FIO_DEFAULTS.items():
+            if key not in entry:
+                base.setdefault(key, default)
         if "runtime_s" not in base and "runtime_s" not in entry:
             if base.get("time_based", entry.get("time_based")):
                 raise ConfigError("workload.jobfile", f"{jf.path}: time_based without runtime "

@@ -3,7 +3,8 @@
 Modelled (fio option names; fio's HOWTO for their meaning): ``rw`` = read | write |
 randread | randwrite | randrw | readwrite (``rwmixread`` % reads for the mixed ones),
 ``bs``, ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
-``offset`` + job * ``size``), ``ioengine`` = libaio | io_uring (asynchronous,
+``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
+or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
 ``iodepth`` in flight) | sync | psync (one synchronous I/O at a time: iodepth 1),
 ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
 block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
@@ -94,10 +95,16 @@ class FioConfig:
         bs = parse_size(self.bs, "bs")
         if bs < 512 or bs % 512:
             raise ValueError(f"bs: must be a positive multiple of 512 bytes, got {self.bs!r}")
-        size = parse_size(self.size, "size")
-        if size < bs:
+        size_pct, offset_pct = _percent(self.size, "size"), _percent(self.offset, "offset")
+        if size_pct is not None:
+            if not 0 < size_pct <= 100:
+                raise ValueError(f"size: a percentage must be in (0, 100], got {self.size!r}")
+        elif parse_size(self.size, "size") < bs:
             raise ValueError(f"size: must be at least bs ({self.bs}), got {self.size!r}")
-        if parse_size(self.offset, "offset") % 512:
+        if offset_pct is not None:
+            if not 0 <= offset_pct < 100:
+                raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
+        elif parse_size(self.offset, "offset") % 512:
             raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
         if not self.direct:
             raise ValueError("direct: only direct=1 (buffered=0) is modelled by the block-device "
@@ -139,13 +146,33 @@ class FioConfig:
     def bs_bytes(self) -> int:
         return parse_size(self.bs, "bs")
 
-    @property
-    def size_bytes(self) -> int:
-        return parse_size(self.size, "size")
+    def region(self, capacity_bytes: int) -> tuple[int, int]:
+        """(offset, size) in bytes on a device of ``capacity_bytes``. Percentages are
+        of the device, as fio's ``size=20%`` / ``offset=10%``: the offset aligned down
+        to ``bs``, the size capped at what lies beyond the offset and aligned to ``bs``."""
+        bs = self.bs_bytes
+        pct = _percent(self.offset, "offset")
+        offset = (int(capacity_bytes * pct / 100) // bs * bs if pct is not None
+                  else parse_size(self.offset, "offset"))
+        pct = _percent(self.size, "size")
+        if pct is None:
+            return offset, parse_size(self.size, "size")
+        size = min(int(capacity_bytes * pct / 100), capacity_bytes - offset) // bs * bs
+        if size < bs:
+            raise ValueError(f"size: {self.size} of the device beyond offset {offset} holds no "
+                             f"block of {self.bs}")
+        return offset, size
 
-    @property
-    def offset_bytes(self) -> int:
-        return parse_size(self.offset, "offset")
+
+def _percent(text, key: str) -> float | None:
+    """The number of ``"20%"`` (None: not a percentage)."""
+    if not isinstance(text, str) or not text.strip().endswith("%"):
+        return None
+    try:
+        return float(text.strip()[:-1])
+    except ValueError:
+        raise ValueError(f"{key}: expected a size such as 4k or 1g or a percentage such as "
+                         f"20%, got {text!r}") from None
 
 
 _CHUNK = 4096  # random numbers drawn per refill (vectorised)
@@ -160,8 +187,8 @@ class _Job:
         self.index = index
         self.rng = rng
         self.bs = cfg.bs_bytes
-        self.region_start = cfg.offset_bytes + index * cfg.size_bytes
-        self.n_blocks = cfg.size_bytes // self.bs
+        self.region_start = fio.offset_bytes + index * fio.size_bytes
+        self.n_blocks = fio.size_bytes // self.bs
         self.random = cfg.rw.startswith("rand")
         self.mixed = cfg.rw in ("randrw", "readwrite")
         self.fixed_op = WRITE if cfg.rw in ("write", "randwrite") else READ
@@ -299,7 +326,8 @@ class FioJob:
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
                  rng: np.random.Generator, fused: bool = True) -> None:
-        end = cfg.offset_bytes + cfg.numjobs * cfg.size_bytes
+        self.offset_bytes, self.size_bytes = cfg.region(queue.device.capacity_bytes)
+        end = self.offset_bytes + cfg.numjobs * self.size_bytes
         if end > queue.device.capacity_bytes:
             raise ValueError(f"size: numjobs x size + offset ({end} bytes) exceeds device "
                              f"{queue.device.name!r} ({queue.device.capacity_bytes} bytes)")

@@ -119,6 +119,17 @@ def test_the_example_job_file_of_the_readme(compose):
     assert spec.workload.extras["filename"] == "sda"
 
 
+def test_a_job_file_gets_fios_defaults_where_it_is_silent(tmp_path):
+    job = tmp_path / "min.fio"
+    job.write_text("[seq]\ndirect=1\nruntime=100ms\n")
+    e = expand({"type": "fio", "jobfile": str(job)})
+    assert {k: e[k] for k in ("rw", "bs", "iodepth", "ioengine", "size", "time_based")} == {
+        "rw": "read", "bs": "4k", "iodepth": 1, "ioengine": "psync", "size": "100%",
+        "time_based": False}
+    # the section's own keys are over the file and fio's defaults
+    assert expand({"type": "fio", "jobfile": str(job), "rw": "randwrite"})["rw"] == "randwrite"
+
+
 def test_fio_options_from_the_command_line(compose, tmp_path):
     spec = validate(compose("workload=fio", "+workload.runtime=100ms", "+workload.thinktime=1ms",
                             "+workload.rate_iops=50"))

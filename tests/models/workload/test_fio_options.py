@@ -118,3 +118,17 @@ def test_paced_jobs_take_the_event_path_and_uniform_ones_keep_the_compiled_loop(
     for kw in ({"rate_iops": 1}, {"thinktime_us": 1}, {"fsync": 1},
                {"random_distribution": "zipf:1.1"}):
         assert not FioConfig(**kw).fusable, kw
+
+
+def test_size_and_offset_as_a_percentage_of_the_device():
+    cap = 2**40                                   # the fake device's capacity
+    cfg = FioConfig(rw="read", size="10%", offset="50%", bs="64k")
+    assert cfg.region(cap) == (cap // 2, cap // 10 // 65536 * 65536)   # whole blocks
+    # the size is capped at what lies beyond the offset, as fio does
+    assert FioConfig(size="100%", offset="75%").region(cap) == (3 * cap // 4, cap // 4)
+    _, job = _run(FioConfig(rw="randread", size="1%", offset="99%", runtime_s=0.01))
+    j = job.jobs[0]
+    assert j.region_start == int(cap * 0.99) // 4096 * 4096 and j.n_blocks == cap // 100 // 4096
+    for bad in ({"size": "0%"}, {"size": "120%"}, {"offset": "100%"}, {"size": "x%"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            FioConfig(**bad)
