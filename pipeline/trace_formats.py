@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from typing import Iterable
 
 import numpy as np
@@ -202,7 +203,9 @@ def parse_blkparse(lines: Iterable[str], name: str = "blkparse", limit: int = 0,
     seen: list[tuple[int, int]] = []
     ops, off, size, t_s, where_ln, skipped = [], [], [], [], [], 0
     done_s: list[float] = []
-    pending: dict[tuple[int, int], int] = {}    # (dir, start sector) -> request index
+    # (dir, start sector) -> indices of the requests queued there and not completed, in
+    # order (a sector rewritten while in flight, flushes: all at sector 0)
+    pending: dict[tuple[int, int], deque] = {}
     for ln, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -252,21 +255,22 @@ def parse_blkparse(lines: Iterable[str], name: str = "blkparse", limit: int = 0,
             t_s.append(t)
             done_s.append(-1.0)
             where_ln.append(ln)
-            pending[(op, sector)] = len(ops) - 1
+            pending.setdefault((op, sector), deque()).append(len(ops) - 1)
             continue
         # C: completes the bios queued at sector.. (a merged request covers several)
         pos, end = sector, sector + nsect
         while True:
-            i = pending.pop((op, pos), None)
-            if i is None:
+            queued = pending.get((op, pos))
+            if not queued:
                 break
+            i = queued.popleft()
             done_s[i] = t
             if op == FLUSH_OP:
                 break
             pos += size[i] // 512
             if pos >= end:
                 break
-        if limit and len(ops) >= limit and not pending:
+        if limit and len(ops) >= limit and not any(pending.values()):
             break                        # the first ``limit`` requests all completed
     if not ops:
         raise ValueError(f"{name}: no Q events (expected {BLKPARSE_LINE} lines of blkparse "

@@ -143,3 +143,17 @@ def test_a_v3_iolog_replays_through_the_cli_and_a_bad_line_is_one_line_exit_2(tm
                  f"results.dir={out}"]) == 2
     err = capfd.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "app.iolog line 5: offset must be an integer" in err[0], err
+
+
+def test_blkparse_repeated_sectors_and_flushes_complete_in_order():
+    text = ("  8,0 0 1 0.000 1 Q WS 64 + 8 [a]\n"
+            "  8,0 0 2 0.001 1 Q FWS [a]\n"
+            "  8,0 0 3 0.002 1 Q WS 64 + 8 [a]\n"          # the same sector, still in flight
+            "  8,0 0 4 0.003 1 Q FWS [a]\n"
+            "  8,0 0 5 0.010 0 C WS 64 + 8 [0]\n"
+            "  8,0 0 6 0.011 0 C FWS 0 [0]\n"
+            "  8,0 0 7 0.012 0 C WS 64 + 8 [0]\n"
+            "  8,0 0 8 0.013 0 C FWS 0 [0]\n")
+    t = parse_blkparse(_lines(text), "f.txt")
+    assert t.ops.tolist() == [1, 2, 1, 2]
+    assert t.measured_ns.tolist() == [10_000_000, 10_000_000, 10_000_000, 10_000_000]
