@@ -66,6 +66,9 @@ class RunResult:
     details: dict = field(default_factory=dict)
     sim_ns: int = 0
     events: int = 0
+    # files written beside the summary (name -> bytes): the workload's ``files()``,
+    # e.g. fio's JSON output (pipeline.fio_json)
+    files: dict = field(default_factory=dict)
 
 
 def component_rng(seed: int, path: str) -> np.random.Generator:
@@ -211,4 +214,5 @@ def simulate(spec: RunSpec) -> RunResult:
         details["iostat"] = sampler.rows
     if spec.results.details and hasattr(stack.workload, "detail"):
         details["requests"] = stack.workload.detail()   # columns (numpy arrays)
-    return RunResult(metrics, details, sim.now_ns, sim.events_processed)
+    files = stack.workload.files() if hasattr(stack.workload, "files") else {}
+    return RunResult(metrics, details, sim.now_ns, sim.events_processed, files)

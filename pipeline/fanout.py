@@ -380,7 +380,8 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
                 "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         meta.update(res.resources)
         try:
-            sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta)
+            sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta,
+                           files=getattr(res, "files", None))
         except OSError as ex:   # disk full, quota, gone read-only: stop, keep what is there
             raise OutputError(s.results.dir, ex) from None
         results[todo[j]] = res

@@ -63,6 +63,7 @@ import yaml
 from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
 from .disksim import (DATA_DIR, DRIVES, SECTPERRANGE_SPARING, SUPPORTED_SPARING, TRACK_SPARING,
                       DiskSpec, hpl_seek_ms, read_diskspecs, zone_lbn_counts)
+from .disksim.layout import PER_CYLINDER, SECTPERTRACK_SPARING, SLIP_TO_END
 
 REPO = Path(__file__).resolve().parent.parent
 #: DiskSim "Buffer continuous read" -> HDDConfig.read_ahead_scheme (0 = no read-ahead:
@@ -128,14 +129,55 @@ def _runs(starts, length: int) -> list[list[int]]:
     return out
 
 
+def _per_track_unused(z, surfaces: int) -> tuple[int, list[int]]:
+    """Sparing scheme 3 (spare sectors at the end of every track): the zone's front in
+    physical sectors and the sectors after it that hold no LBN - each track's spares
+    not taken by its slips, and the slipped sectors (layout_g1 ltop_sectpertrackspare:
+    the LBNs of a track skip its slips, in order)."""
+    spt = z.sectors_per_track
+    per_track = spt - z.spares
+    if per_track < 1:
+        raise ValueError(f"Number of spares: {z.spares} spares per track leave no LBN on a "
+                         f"track of {spt} sectors (zone from cylinder {z.first_cyl})")
+    t0, r0 = divmod(z.empty_space_front, per_track)
+    slips: dict[int, list[int]] = {}
+    for sl in sorted(z.slips):
+        slips.setdefault(sl // spt, []).append(sl)
+    unused: list[int] = []
+    for t in range(t0, z.cylinders * surfaces):
+        first = t * spt
+        if t not in slips and t != t0:       # no slip: the track's last sectors are spare
+            unused += range(first + per_track, first + spt)
+            continue
+        used = set()
+        for r in range(r0 if t == t0 else 0, per_track):
+            pos = r
+            for sl in slips.get(t, ()):
+                if sl - first <= pos:
+                    pos += 1
+            if pos >= spt:
+                raise ValueError(f"slips: track {t} of the zone from cylinder {z.first_cyl} "
+                                 f"has more slips than its {z.spares} spares")
+            used.add(pos)
+        start = r0 if t == t0 else 0
+        unused += [first + k for k in range(start, spt) if k not in used]
+    return t0 * spt + r0, unused
+
+
 def zone_dicts(m) -> list[dict]:
     """The layout's zones as HDDZone dicts, with the sparing of the drive's scheme:
     Empty space at zone front -> front_sectors; the zone's LBN count (DiskSim's
-    blksinband) -> lbas; scheme 8 -> spare_sectors_per_range at the end of every
-    Rangesize cylinders; slips -> slipped runs (whole tracks for track sparing,
-    scheme 1, else sectors; schemes 7 and 9 slip zone-wide, 8 within the range)."""
+    blksinband) -> lbas; schemes 8 and 2/5 (and 4/6 without slips) ->
+    spare_sectors_per_range at the end of every Rangesize cylinders (one cylinder);
+    scheme 3 -> each track's spares (and its slips) as slipped sectors; slips ->
+    slipped runs (whole tracks for track sparing, scheme 1, else sectors; schemes 0,
+    7, 9 and 10 slip zone-wide, 8 and 2/5 within the range). Per-cylinder spares
+    with slips pushed to the zone end (4/6 with slips) cannot be expressed."""
     if m.sparing_scheme not in SUPPORTED_SPARING:
-        raise ValueError(f"{m.name}: sparing scheme {m.sparing_scheme} not supported")
+        raise ValueError(f"Sparing scheme used: {m.sparing_scheme} is not a DiskSim "
+                         "layout_g1 scheme (0..10)")
+    s = m.sparing_scheme
+    ranged = s == SECTPERRANGE_SPARING or s in PER_CYLINDER
     counts = zone_lbn_counts(m)
     out = []
     for z, n in zip(m.zones, counts):
@@ -145,18 +187,42 @@ def zone_dicts(m) -> list[dict]:
              "cylinder_skew_sectors": float(z.cyl_skew),
              "first_sector_offset": float(z.first_block_offset),
              "lbas": int(n)}
+        if s in PER_CYLINDER and s in SLIP_TO_END and z.slips and z.spares:
+            raise ValueError(f"Sparing scheme used: {s} (spares per cylinder, slips pushed "
+                             "to the zone end) with slips is not expressible by the HDD "
+                             f"layout (zone from cylinder {z.first_cyl})")
+        if s in PER_CYLINDER and z.empty_space_front:
+            raise ValueError(f"Empty space at zone front: {z.empty_space_front} LBNs with "
+                             f"sparing scheme {s} is not expressible (zone from cylinder "
+                             f"{z.first_cyl})")
+        if s == SECTPERTRACK_SPARING:
+            front, unused = _per_track_unused(z, m.surfaces)
+            if front:
+                d["front_sectors"] = int(front)
+            if unused:
+                d["slipped"] = _runs(unused, 1)
+            out.append(d)
+            continue
         if z.empty_space_front:
             d["front_sectors"] = int(z.empty_space_front)
-        if m.sparing_scheme == SECTPERRANGE_SPARING and z.spares:
-            d["spare_range_cylinders"] = int(m.range_size)
+        if ranged and z.spares:
+            d["spare_range_cylinders"] = 1 if s in PER_CYLINDER else int(m.range_size)
             d["spare_sectors_per_range"] = int(z.spares)
         if z.slips:
-            if m.sparing_scheme == TRACK_SPARING:
+            if s == TRACK_SPARING:
                 d["slipped"] = _runs([t * z.sectors_per_track for t in z.slips], z.sectors_per_track)
             else:
                 d["slipped"] = _runs(z.slips, 1)
         out.append(d)
     return out
+
+
+def drive_cylinders(m) -> int:
+    """Number of cylinders, or the zones' extent where the last zone ends on (or past)
+    that count: DiskSim's validation drives write "Number of cylinders" as the last
+    cylinder's number (hp_c2490a: 2629 with zones up to cylinder 2629), and DiskSim
+    lays the zones out regardless."""
+    return max(int(m.cylinders), max(z.last_cyl for z in m.zones) + 1)
 
 
 def to_hdd_dict(spec: DiskSpec) -> dict:
@@ -176,7 +242,11 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
     fast = int(p.get("Fast write level", 0))
     sched = p.get("Scheduler", {})
     policy = int(sched.get("Scheduling policy", 1)) if isinstance(sched, dict) else 1
-    full_ms = m.full_seek_ms if m.seek_type == "extracted" and m.full_seek_ms > 0 else float(ms[-1])
+    cylinders = drive_cylinders(m)
+    # the full stroke from the seek curve where there is one (DiskSim's mech_g1 seeks by
+    # the curve; "Full strobe seek time" is a label there), else Full strobe seek time
+    full_ms = (float(np.interp(cylinders - 1, dist, ms)) if len(dist)
+               else m.full_seek_ms)
     return {
         "rpm": float(m.rpm),
         "surfaces": int(m.surfaces),
@@ -187,7 +257,7 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "seek_full_stroke_ms": float(full_ms),
         "head_switch_ms": float(m.head_switch_ms),
         "write_settle_ms": float(m.write_settle_ms),
-        "cylinders": int(m.cylinders),
+        "cylinders": int(cylinders),
         "capacity_bytes": int(m.block_count) * 512,
         "seek_curve_cyl": [int(x) for x in dist],
         "seek_curve_ms": [round(float(x), 6) for x in ms],

@@ -62,6 +62,7 @@ class RunOutput:
     wall_seconds: float
     # where and with what it ran (not part of the row): peak_rss_bytes, host, pid, ...
     resources: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)   # name -> bytes, beside the summary (ok runs)
 
 
 def _arrow_type(v) -> pa.DataType:
@@ -156,9 +157,11 @@ def execute(spec: RunSpec) -> RunOutput:
     rss0 = _proc_status().get("VmRSS", 0)
     t0, c0 = time.perf_counter(), time.process_time()
     status, error, error_type, metrics, details, sim_ns, events = "ok", None, None, {}, {}, 0, 0
+    files: dict = {}
     try:
         res = simulate(spec)
         metrics, details, sim_ns, events = res.summary, res.details, res.sim_ns, res.events
+        files = res.files
     except Exception as ex:  # a failed run is a result row, not a crashed sweep
         status, error, error_type = "failed", error_text(ex), type(ex).__name__
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -190,4 +193,4 @@ def execute(spec: RunSpec) -> RunOutput:
     for name, rows in details.items():
         if len(rows):
             tables[name] = detail_table(rows, spec)
-    return RunOutput(spec.experiment, spec.config_hash, status, tables, wall, resources)
+    return RunOutput(spec.experiment, spec.config_hash, status, tables, wall, resources, files)

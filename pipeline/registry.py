@@ -61,6 +61,9 @@ class WorkloadKind:
     # the files a run reads, by extras key: ``inputs(extras) -> {key: Path}``; each
     # becomes a ``workload.<key>_sha256`` column of the file's content (pipeline.inputs)
     inputs: Callable[[dict], dict] | None = None
+    # the raw section rewritten before it is checked (``expand(entry) -> entry``): fio
+    # job files and fio option names (pipeline.fio_jobfile); it may name another type
+    expand: Callable[[dict], dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -106,11 +109,20 @@ DEVICES: dict[str, DeviceKind] = {
         "samsung_970_evo_plus_1tb": _nvme_presets.samsung_970_evo_plus_1tb,
         "intel_optane_p4800x_375gb": _nvme_presets.intel_optane_p4800x_375gb}),
 }
-WORKLOADS: dict[str, WorkloadKind] = {
-    "fio": WorkloadKind(FioConfig,
-                        lambda sim, cfg, queue, rng, scale, extras: FioJob(sim, cfg, queue, rng),
-                        extras={"filename": "sda"}),
-}
+def _fio_kind() -> WorkloadKind:
+    from . import fio_jobfile, fio_json
+
+    return WorkloadKind(
+        FioConfig,
+        lambda sim, cfg, queue, rng, scale, extras: fio_json.FioRun(FioJob(sim, cfg, queue, rng),
+                                                                    extras),
+        extras={"filename": "sda", "jobfile": ""},
+        inputs=lambda extras: ({"jobfile": fio_jobfile.resolve(extras["jobfile"])}
+                               if extras.get("jobfile") else {}),
+        expand=fio_jobfile.expand)
+
+
+WORKLOADS: dict[str, WorkloadKind] = {"fio": _fio_kind()}
 ENGINES: dict[str, EngineKind] = {}
 
 

@@ -5,6 +5,7 @@ Layout (``results.dir`` defaults to ``outputs``)::
 
     outputs/experiment=<name>/run=<config_hash>/summary.parquet            one row per run
     outputs/experiment=<name>/run=<config_hash>/_details/<table>.parquet   detail tables
+    outputs/experiment=<name>/run=<config_hash>/_details/fio.json          fio's JSON (fio runs)
 
 Readers other than DuckDB see the summaries as one dataset: ``pandas.read_parquet(
 "outputs")`` and pyarrow's datasets skip ``_``-prefixed directories, so detail tables
@@ -145,15 +146,20 @@ def _file_names(tables: dict[str, pa.Table]) -> list[tuple[str, str]]:
 
 
 def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
-              tables: dict[str, pa.Table], meta: dict | None = None) -> list[Path]:
+              tables: dict[str, pa.Table], meta: dict | None = None,
+              files: dict[str, bytes] | None = None) -> list[Path]:
     """Write every table of one run; returns the final paths (details first, summary
     last). With a summary, the run directory is replaced as a whole (atomically);
     ``meta`` goes into the summary's footer (``dbio.<key>``). Without a summary the
-    tables are added to the existing run, each file atomically."""
+    tables are added to the existing run, each file atomically. ``files`` (name ->
+    bytes, e.g. ``fio.json``) go to the run's ``_details/`` beside the detail tables
+    (out of reach of the summary datasets: pandas / pyarrow would read any file under
+    ``run=``), in the same staging directory (they appear with the summary)."""
     final = run_dir(root, experiment, config_hash)
     names = _file_names(tables)
     if SUMMARY not in tables:
         return [write_table(final / fname, tables[n]) for n, fname in names]
+    files = {partition_value(k): v for k, v in (files or {}).items()}
 
     meta = dict(meta or {})
     meta.setdefault("tables", ",".join(n for n, _ in names if n != SUMMARY))
@@ -165,13 +171,15 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
     except OSError as ex:
         if ex.errno not in _NO_STAGING:   # a full disk: no fallback writes half a run
             raise
-        return _write_run_per_file(final, tables, names, meta)
+        return _write_run_per_file(final, tables, names, meta, files)
     try:
-        if len(names) > 1:
+        if len(names) > 1 or files:
             (stage / DETAILS).mkdir()
+        for fname, data in files.items():
+            _write_bytes(stage / DETAILS / fname, data)
         for n, fname in names:
             _write_parquet(stage / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
-        if len(names) > 1:
+        if len(names) > 1 or files:
             _fsync_dir(stage / DETAILS)
         _fsync_dir(stage)
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -191,13 +199,21 @@ def write_run(root: str | os.PathLike, experiment: str, config_hash: str,
         shutil.rmtree(stage, ignore_errors=True)
         if ex.errno != errno.EXDEV:
             raise
-        return _write_run_per_file(final, tables, names, meta)
+        return _write_run_per_file(final, tables, names, meta, files)
     finally:
         _remove_if_empty(stage_root)
     return [final / fname for _, fname in names]
 
 
-def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict) -> list[Path]:
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict,
+                        files: dict | None = None) -> list[Path]:
     """Fallback when staging is on another filesystem: each file renamed into place,
     details first, the summary (the receipt) last; stale detail files removed first."""
     keep = {fname for _, fname in names}
@@ -206,6 +222,12 @@ def _write_run_per_file(final: Path, tables: dict, names: list, meta: dict) -> l
         for p in final.glob(f"{DETAILS}/*.parquet"):
             if f"{DETAILS}/{p.name}" not in keep:
                 p.unlink(missing_ok=True)
+    if files:
+        (final / DETAILS).mkdir(parents=True, exist_ok=True)
+    for fname, data in (files or {}).items():
+        tmp = final / DETAILS / f".tmp-{fname}-{os.getpid()}.partial"
+        _write_bytes(tmp, data)
+        os.replace(tmp, final / DETAILS / fname)
     return [write_table(final / fname, _with_meta(tables[n], meta) if n == SUMMARY else tables[n])
             for n, fname in names]
 

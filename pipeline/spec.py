@@ -352,6 +352,10 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
         raise ConfigError("workload", "no workload configured")
     typ = wl_raw.get("type") if isinstance(wl_raw, dict) else None
     kind = registry.WORKLOADS.get(typ)
+    if kind is not None and kind.expand is not None:   # fio job files and option names
+        wl_raw = kind.expand(wl_raw)
+        typ = wl_raw.get("type")
+        kind = registry.WORKLOADS.get(typ)
     extras = kind.extras if kind is not None else {}
     typ, wl_cfg, taken = _typed_entry(wl_raw, registry.WORKLOADS, "workload", extras)
     kind = registry.WORKLOADS[typ]

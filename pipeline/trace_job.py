@@ -8,8 +8,13 @@ Pipeline keys beside ``models.workload.trace.TraceConfig`` (``mode``, ``iodepth`
 - ``filename``: the block device (``sda``), as for fio;
 - ``iolog``: the trace file; a relative path is relative to the repository root
   (``data/disksim-valid/atlas10k.trace``);
-- ``iolog_format``: ``auto`` (``.csv`` -> csv, anything else -> DiskSim validate),
-  ``validate`` or ``csv`` (``pipeline.disksim.traces``);
+- ``iolog_format``: ``auto`` (a ``fio version 2|3 iolog`` header -> iolog, a
+  blkparse event line -> blkparse, else ``.csv`` -> csv, anything else -> DiskSim
+  validate), ``validate`` or ``csv`` (``pipeline.disksim.traces``), ``iolog`` (fio's
+  ``write_iolog`` v2/v3) or ``blkparse`` (its default text output, Q events;
+  ``pipeline.trace_formats``);
+- ``iolog_device``: blkparse traces of several devices: the one to replay, as
+  blkparse prints it (``8,16``); empty for a single-device trace;
 - ``target``: ``queue`` (through the Linux block queue of ``filename``: scheduler,
   merging, iostat) or ``device`` (straight to the device's command queue, as DiskSim
   replays its validation traces - no block layer, so no iostat).
@@ -18,7 +23,12 @@ A trace that cannot be read, has no requests, a malformed or out-of-range value 
 line (a negative offset, a time that is not finite) or a request beyond the end of
 the device is a config error naming ``workload.iolog``, the file and the line.
 
+``mode=auto`` replays a trace the way it records its times (fio v3 iologs and
+blkparse: open, arrival times; fio v2 iologs and DiskSim traces: closed); a fio iolog
+or blkparse trace replayed in the other mode is an error naming ``workload.mode``.
+
 Metric columns (``trace.<metric>``): the replay's counters (``requests``, ``reads``,
+``flushes``, ``skipped`` - records not replayed, e.g. fio iolog trims -,
 ``cache_hits``, ``mean_response_ns``, ...) and, for traces with measured times,
 ``demerit_ms`` (RMS distance between the measured and simulated service-time CDFs,
 ``pipeline.demerit``), ``mean_measured_ms``, ``mean_sim_ms``, ``mean_error_rel``,
@@ -40,11 +50,12 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ConfigError
+from .trace_formats import FORMATS
 
 REPO = Path(__file__).resolve().parent.parent
-FORMATS = ("auto", "validate", "csv")
 TARGETS = ("queue", "device")
-EXTRAS = {"filename": "sda", "iolog": "", "iolog_format": "auto", "target": "queue"}
+EXTRAS = {"filename": "sda", "iolog": "", "iolog_format": "auto", "iolog_device": "",
+          "target": "queue"}
 
 
 def resolve(iolog: str) -> Path:
@@ -80,18 +91,18 @@ def _check_bounds(t, n: int, device, path: Path) -> None:
                          f"{device.name!r} ({device.capacity_bytes} bytes)")
 
 
-def read_trace_head(path: Path, fmt: str, limit: int):
+def read_trace_head(path: Path, fmt: str, limit: int, device: str = ""):
     """The first ``limit`` requests of a trace file (all of it for 0), reading the file
     only as far as they go. Lines are taken as they are (blank lines, comments and a
     CSV header included), so errors name the same line numbers as a whole read."""
     from .disksim.traces import parse_csv_trace, parse_validate_trace, read_trace
+    from .trace_formats import detect_format, read_streamed
 
     if not limit:
-        return read_trace(path, fmt)
-    if fmt == "auto":
-        fmt = "csv" if path.suffix.lower() == ".csv" else "validate"
-    if fmt not in ("csv", "validate"):
-        raise ValueError(f"iolog_format: must be auto, csv or validate, got {fmt!r}")
+        return read_trace(path, fmt, device)
+    fmt = detect_format(path, fmt)
+    if fmt in ("iolog", "blkparse"):
+        return read_streamed(path, fmt, limit, device)
     lines, found = [], 0
     try:
         with open(path, encoding="utf-8") as f:
@@ -121,12 +132,14 @@ class TraceJob:
     def __init__(self, sim, cfg, queue, extras: dict) -> None:
         from models.workload.trace import TraceReplay
 
+        from .trace_formats import detect_format
+
         from .disksim.validate import DISKSIM_DEMERIT_MS
 
         path = resolve(extras["iolog"])
         try:
             self.trace = read_trace_head(path, extras.get("iolog_format", "auto"),
-                                         cfg.number_ios)
+                                         cfg.number_ios, str(extras.get("iolog_device") or ""))
         except OSError as ex:
             raise ValueError(f"iolog: cannot read {path}: {ex.strerror or ex}") from None
         except ValueError as ex:
@@ -135,7 +148,14 @@ class TraceJob:
         target = queue if extras.get("target", "queue") == "queue" else queue.device
         t = self.trace
         _check_bounds(t, cfg.number_ios or len(t), queue.device, path)
-        self.replay = TraceReplay(sim, target, cfg, t.ops, t.offset_bytes, t.size_bytes, t.time_ns)
+        mode = t.mode if cfg.mode == "auto" else cfg.mode
+        if mode != t.mode and detect_format(path, extras.get("iolog_format", "auto")) in (
+                "iolog", "blkparse"):
+            what = "arrival times" if t.mode == "open" else "waits between requests"
+            raise ValueError(f"mode: {path} records {what}: replay it with mode={t.mode} "
+                             f"(or mode=auto), not {cfg.mode}")
+        self.replay = TraceReplay(sim, target, cfg, t.ops, t.offset_bytes, t.size_bytes,
+                                  t.time_ns, mode)
 
     def start(self) -> None:
         self.replay.start()
@@ -148,6 +168,7 @@ class TraceJob:
 
         rp = self.replay
         out = rp.summary()
+        out["skipped"] = int(self.trace.skipped)
         measured = self._measured_ms()
         ok = rp.done_ns >= 0
         if measured.size and ok.any():

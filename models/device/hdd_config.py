@@ -108,7 +108,9 @@ class HDDConfig:
       - ``head_switch_ms``: switching to another surface on the same cylinder [Head
         switch time].
       - ``write_settle_ms``: extra settling before writing after any arm movement or
-        head switch [Add. write settling delay].
+        head switch [Add. write settling delay]; negative where the drive settles
+        writes faster than reads (DiskSim adds it to the positioning time), no more
+        negative than the shortest movement (single-cylinder seek, head switch).
 
     Controller (per command, before any mechanical action)
       - ``overhead_read_hit_ms``, ``overhead_read_miss_ms`` [Read hit/miss over.],
@@ -248,11 +250,16 @@ class HDDConfig:
             raise ValueError(f"capacity_bytes: {self.capacity_bytes} exceeds the zones' "
                              f"{self.zone_sectors * SECTOR_BYTES} bytes")
         at_least(self, 0, "seek_single_cyl_ms", "seek_avg_ms", "seek_full_stroke_ms",
-                 "head_switch_ms", "write_settle_ms", "overhead_read_hit_ms",
+                 "head_switch_ms", "overhead_read_hit_ms",
                  "overhead_read_miss_ms", "overhead_write_hit_ms",
                  "overhead_write_miss_ms", "overhead_flush_ms", "sptf_age_limit_ms",
                  "overhead_reselect_ms", "overhead_data_prep_ms", "overhead_read_complete_ms",
                  "overhead_write_complete_ms", "min_seek_ms")
+        moves = [x for x in (self.seek_single_cyl_ms, self.head_switch_ms) if x > 0]
+        if self.write_settle_ms < -min(moves, default=0.0):
+            raise ValueError(f"write_settle_ms: a negative settle may shorten a write's "
+                             f"positioning at most to 0 (>= -{min(moves, default=0.0):g}), "
+                             f"got {self.write_settle_ms:g}")
         for key in ("overhead_read_hit_after_write_ms", "overhead_read_miss_after_write_ms",
                     "overhead_write_hit_after_write_ms", "overhead_write_miss_after_write_ms"):
             v = getattr(self, key)

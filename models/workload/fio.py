@@ -1,27 +1,47 @@
 """A fio-like job: characterise any simulated device the way one characterises a real one.
 
-Modelled (fio option names): ``rw`` = read | write | randread | randwrite | randrw |
-readwrite (``rwmixread`` % reads for the mixed ones), ``bs``, ``iodepth``, ``numjobs``
-(each job its own region of ``size`` bytes starting at ``offset`` + job * ``size``),
-``ioengine`` = libaio (asynchronous, ``iodepth`` in flight) | psync (one synchronous
-I/O at a time), ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a
-plug so the block layer can merge them), ``iodepth_batch_complete_min`` (completions
-reaped before refilling), ``runtime_s`` and ``ramp_time_s`` (statistics start after the
-ramp), ``number_ios`` (stop after that many I/Os per job). Only ``direct=1`` is modelled
-here: the job submits straight to a block device (buffered I/O goes through the fs
-layer).
+Modelled (fio option names; fio's HOWTO for their meaning): ``rw`` = read | write |
+randread | randwrite | randrw | readwrite (``rwmixread`` % reads for the mixed ones),
+``bs``, ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
+``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
+or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
+``iodepth`` in flight) | sync | psync (one synchronous I/O at a time: iodepth 1),
+``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
+block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
+before refilling), ``runtime_s`` (the whole job, ramp included) and ``ramp_time_s``
+(statistics start after the ramp), ``time_based`` (false: each job stops once it
+has done ``size`` bytes, as fio does without ``time_based``; true, the default
+here: it loops over its region until ``runtime_s``), ``number_ios`` (stop after that
+many I/Os per job).
+
+Also modelled, as fio documents them:
+
+- ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
+  job stalls that long before it issues again (I/Os already in flight go on);
+- ``rate_iops``: each job issues at most that many I/Os per second (I/O k no earlier
+  than k / rate_iops after the job started; one cap over reads and writes, where fio
+  caps a mixed job's reads and writes each);
+- ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct>
+  (``models.workload.fio_random``);
+- ``fsync`` / ``fdatasync`` = N: after every N writes the job waits for its I/Os in
+  flight, then for a FLUSH of the device (``fsync(2)`` of a block device is a cache
+  flush, for either call), then goes on; their latencies are the ``sync`` statistics.
+
+Only ``direct=1`` (``buffered=0``) is modelled here: the job submits straight to a
+block device (buffered I/O goes through the page cache: the filesystem workloads).
 
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
 Speed: where the job qualifies (one job, one I/O per submit, a noop or deadline
-elevator that never holds a request, an HDD or SSD with at least ``iodepth`` tags),
-completions are handed to a compiled loop that runs the very same events
-(``fio_fast``); ``FioJob(..., fused=False)`` keeps every I/O on the Python event path.
-Results are identical either way.
+elevator that never holds a request, an HDD or SSD with at least ``iodepth`` tags,
+none of think time, rate, fsync or a non-uniform distribution), completions are
+handed to a compiled loop that runs the very same events (``fio_fast``);
+``FioJob(..., fused=False)`` keeps every I/O on the Python event path. Results are
+identical either way.
 
-Deliberately not modelled: think time, rate limiting, verify, zoned/random
-distributions other than uniform, fsync options.
+Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs`` or
+``rate_iops``, ``thinktime_blocks_type=issue``, ``end_fsync``.
 """
 from __future__ import annotations
 
@@ -35,9 +55,12 @@ from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
+from .fio_pace import Pace
+from .fio_random import BlockSampler, parse_distribution
 
 RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
-IOENGINES = ("libaio", "psync")
+IOENGINES = ("libaio", "io_uring", "psync", "sync")
+SYNC_ENGINES = ("psync", "sync")     # one I/O at a time: iodepth is 1
 
 
 @dataclass(frozen=True)
@@ -56,6 +79,13 @@ class FioConfig:
     runtime_s: float = 10.0
     ramp_time_s: float = 0.0
     number_ios: int = 0
+    time_based: bool = True
+    thinktime_us: float = 0.0
+    thinktime_blocks: int = 1
+    rate_iops: int = 0
+    random_distribution: str = "random"
+    fsync: int = 0
+    fdatasync: int = 0
 
     def __post_init__(self) -> None:
         if self.rw not in RW_MODES:
@@ -65,13 +95,20 @@ class FioConfig:
         bs = parse_size(self.bs, "bs")
         if bs < 512 or bs % 512:
             raise ValueError(f"bs: must be a positive multiple of 512 bytes, got {self.bs!r}")
-        size = parse_size(self.size, "size")
-        if size < bs:
+        size_pct, offset_pct = _percent(self.size, "size"), _percent(self.offset, "offset")
+        if size_pct is not None:
+            if not 0 < size_pct <= 100:
+                raise ValueError(f"size: a percentage must be in (0, 100], got {self.size!r}")
+        elif parse_size(self.size, "size") < bs:
             raise ValueError(f"size: must be at least bs ({self.bs}), got {self.size!r}")
-        if parse_size(self.offset, "offset") % 512:
+        if offset_pct is not None:
+            if not 0 <= offset_pct < 100:
+                raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
+        elif parse_size(self.offset, "offset") % 512:
             raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
         if not self.direct:
-            raise ValueError("direct: only direct=true is supported by the block-device fio job")
+            raise ValueError("direct: only direct=1 (buffered=0) is modelled by the block-device "
+                             "fio job; buffered I/O goes through the page cache (filesystem workloads)")
         at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
@@ -83,19 +120,59 @@ class FioConfig:
         at_most(self, MAX_SECONDS, "runtime_s")
         if not 0 <= self.ramp_time_s < self.runtime_s:
             raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
-        at_least(self, 0, "number_ios")
+        at_least(self, 0, "number_ios", "thinktime_us", "rate_iops", "fsync", "fdatasync")
+        at_least(self, 1, "thinktime_blocks")
+        at_most(self, MAX_SECONDS * 1e6, "thinktime_us")
+        parse_distribution(self.random_distribution)
+        if self.fsync and self.fdatasync:
+            raise ValueError("fdatasync: set fsync or fdatasync, not both")
+
+    @property
+    def sync_every(self) -> int:
+        """Writes between two syncs (fsync or fdatasync: both flush a block device)."""
+        return self.fsync or self.fdatasync
+
+    @property
+    def paced(self) -> bool:
+        """Think time, a rate cap or periodic syncs: issuing pauses (event path only)."""
+        return bool(self.thinktime_us or self.rate_iops or self.sync_every)
+
+    @property
+    def fusable(self) -> bool:
+        """The compiled closed loop runs the same events (``fio_fast``)."""
+        return not self.paced and parse_distribution(self.random_distribution).kind == "random"
 
     @property
     def bs_bytes(self) -> int:
         return parse_size(self.bs, "bs")
 
-    @property
-    def size_bytes(self) -> int:
-        return parse_size(self.size, "size")
+    def region(self, capacity_bytes: int) -> tuple[int, int]:
+        """(offset, size) in bytes on a device of ``capacity_bytes``. Percentages are
+        of the device, as fio's ``size=20%`` / ``offset=10%``: the offset aligned down
+        to ``bs``, the size capped at what lies beyond the offset and aligned to ``bs``."""
+        bs = self.bs_bytes
+        pct = _percent(self.offset, "offset")
+        offset = (int(capacity_bytes * pct / 100) // bs * bs if pct is not None
+                  else parse_size(self.offset, "offset"))
+        pct = _percent(self.size, "size")
+        if pct is None:
+            return offset, parse_size(self.size, "size")
+        size = min(int(capacity_bytes * pct / 100), capacity_bytes - offset) // bs * bs
+        if size < bs:
+            raise ValueError(f"size: {self.size} of the device beyond offset {offset} holds no "
+                             f"block of {self.bs}")
+        return offset, size
 
-    @property
-    def offset_bytes(self) -> int:
-        return parse_size(self.offset, "offset")
+
+def _percent(text, key: str) -> float | None:
+    """The number of ``"20%"`` (None: not a percentage)."""
+    if not isinstance(text, str) or not text.strip().endswith("%"):
+        return None
+    try:
+        return float(text.strip()[:-1])
+    except ValueError:
+        raise ValueError(f"{key}: expected a size such as 4k or 1g or a percentage such as "
+                         f"20%, got {text!r}") from None
 
 
 _CHUNK = 4096  # random numbers drawn per refill (vectorised)
@@ -110,20 +187,23 @@ class _Job:
         self.index = index
         self.rng = rng
         self.bs = cfg.bs_bytes
-        self.region_start = cfg.offset_bytes + index * cfg.size_bytes
-        self.n_blocks = cfg.size_bytes // self.bs
+        self.region_start = fio.offset_bytes + index * fio.size_bytes
+        self.n_blocks = fio.size_bytes // self.bs
         self.random = cfg.rw.startswith("rand")
         self.mixed = cfg.rw in ("randrw", "readwrite")
         self.fixed_op = WRITE if cfg.rw in ("write", "randwrite") else READ
         self.next_block = 0
-        self.iodepth = 1 if cfg.ioengine == "psync" else cfg.iodepth
-        self.batch = 1 if cfg.ioengine == "psync" else cfg.iodepth_batch_submit
-        self.complete_min = 1 if cfg.ioengine == "psync" else cfg.iodepth_batch_complete_min
+        sync_engine = cfg.ioengine in SYNC_ENGINES
+        self.iodepth = 1 if sync_engine else cfg.iodepth
+        self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
+        self.complete_min = 1 if sync_engine else cfg.iodepth_batch_complete_min
         self.in_flight = 0
         self.reaped = 0          # completions since the last refill
         self.issued = 0
-        self.limit = cfg.number_ios or None
+        limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else self.n_blocks) if x]
+        self.limit = min(limits) if limits else None
         self.blocked = False
+
         self._blocks = np.empty(0, dtype=np.int64)
         self._reads = np.empty(0, dtype=bool)
         self._pos = 0
@@ -199,12 +279,55 @@ class _Job:
             fio.job_finished()
 
 
+class _PacedJob(_Job):
+    """A job with think time, a rate cap, periodic syncs or a non-uniform
+    ``random_distribution`` (``models.workload.fio_pace``, ``fio_random``): the same
+    loop, issuing at most what the pace allows now. It always runs on the event path
+    (the compiled loop mirrors ``_Job``'s own methods)."""
+
+    def __init__(self, fio: "FioJob", index: int, rng: np.random.Generator) -> None:
+        super().__init__(fio, index, rng)
+        cfg = fio.cfg
+        dist = parse_distribution(cfg.random_distribution)
+        self.sampler = BlockSampler(dist, self.n_blocks, rng) if dist.kind != "random" else None
+        self.pace = Pace(self, cfg)
+        self.max_depth = self.iodepth
+
+    def refill(self) -> None:
+        if self.blocked or self.fio.stopping:
+            return
+        allowed = self.pace.allowance()
+        if allowed <= 0:
+            return
+        self.iodepth = min(self.max_depth, self.in_flight + allowed)
+        try:
+            super().refill()
+        finally:
+            self.iodepth = self.max_depth
+
+    def _draw(self) -> tuple[int, int]:
+        op, block = super()._draw()
+        if op == WRITE:
+            self.pace.wrote()
+        return op, block
+
+    def _new_chunk(self) -> None:
+        super()._new_chunk()
+        if self.sampler is not None and self.random:
+            self._blocks = self.sampler.draw(self._n)
+
+    def on_done(self, bio: IORequest) -> None:
+        self.pace.completed()
+        super().on_done(bio)
+
+
 class FioJob:
     """A group of ``numjobs`` jobs with the same options against one block queue."""
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
                  rng: np.random.Generator, fused: bool = True) -> None:
-        end = cfg.offset_bytes + cfg.numjobs * cfg.size_bytes
+        self.offset_bytes, self.size_bytes = cfg.region(queue.device.capacity_bytes)
+        end = self.offset_bytes + cfg.numjobs * self.size_bytes
         if end > queue.device.capacity_bytes:
             raise ValueError(f"size: numjobs x size + offset ({end} bytes) exceeds device "
                              f"{queue.device.name!r} ({queue.device.capacity_bytes} bytes)")
@@ -218,7 +341,8 @@ class FioJob:
         self.measure_from_ns = int(cfg.ramp_time_s * 1e9)
         self.end_ns = int(cfg.runtime_s * 1e9)
         seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs) if hasattr(rng.bit_generator, "seed_seq") else None
-        self.jobs = [_Job(self, j, np.random.default_rng(seeds[j]) if seeds else rng)
+        job_cls = _Job if cfg.fusable else _PacedJob
+        self.jobs = [job_cls(self, j, np.random.default_rng(seeds[j]) if seeds else rng)
                      for j in range(cfg.numjobs)]
         self.started_ns = 0
         self.finished_ns: int | None = None
@@ -226,7 +350,8 @@ class FioJob:
         # the compiled closed loop (models.workload.fio_fast) where the job qualifies;
         # fused=False keeps every I/O on the event path
         self.fused = None
-        if fused:
+        self.sync_lat = LatencyRecorder()      # fsync/fdatasync: drain + FLUSH
+        if fused and cfg.fusable:
             from .fio_fast import FusedLoop
             self.fused = FusedLoop(self)
 
@@ -270,6 +395,9 @@ class FioJob:
             out[f"{name}_iops"] = n / secs if secs > 0 else 0.0
             out[f"{name}_MB_s"] = self.bytes_done[op] / 2**20 / secs if secs > 0 else 0.0
             out.update(self.lat[op].summary(prefix=f"{name}_clat"))
+        if self.cfg.sync_every:
+            out["sync_count"] = len(self.sync_lat)
+            out.update(self.sync_lat.summary(prefix="sync_lat"))
         out["iops"] = total_ios / secs if secs > 0 else 0.0
         out["MB_s"] = total_bytes / 2**20 / secs if secs > 0 else 0.0
         return out

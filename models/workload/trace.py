@@ -1,6 +1,7 @@
 """Trace replay: issue a recorded request stream to a device or a block queue.
 
-Two ways to replay a trace, as fio's ``read_iolog`` does:
+Two ways to replay a trace, as fio's ``read_iolog`` does (``mode="auto"``: the way
+the trace itself records its times, passed as ``TraceReplay(mode=)``):
 
 - **open loop** (``mode="open"``): request i is issued at its recorded arrival time
   ``time_ns[i]`` (scaled by ``replay_time_scale`` percent, fio's option), whatever
@@ -19,10 +20,12 @@ command queue full wait here in FIFO order) or a block queue (anything whose
 ``submit(bios)`` returns None or an Event to wait on, e.g. ``models.block.BlockQueue``);
 completions then arrive through each request's ``on_done``.
 
-Per request the replay records issue, dispatch (handed to the device) and completion
-times and whether a cache served it: ``response_ns = done - issue`` (what an
-application or DiskSim's "response time" sees) and ``service_ns = done - dispatch``.
-Pure: takes arrays, does no file I/O, uses no randomness (same input, same output).
+Requests are reads, writes and FLUSHes (a trace's ``fsync``: size 0, they drain the
+drive's volatile write cache). Per request the replay records issue, dispatch (handed
+to the device) and completion times and whether a cache served it: ``response_ns =
+done - issue`` (what an application or DiskSim's "response time" sees) and
+``service_ns = done - dispatch``. Pure: takes arrays, does no file I/O, uses no
+randomness (same input, same output).
 
 Deliberately not modelled: request dependencies other than the loop above, replaying
 on several devices, per-thread issuers (fio's multiple iolog jobs).
@@ -35,17 +38,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import at_least
-from ..device.request import READ, WRITE, IORequest
+from ..device.request import FLUSH, READ, WRITE, IORequest
 from ..sim import Simulator
 
-MODES = ("open", "closed")
+MODES = ("open", "closed", "auto")
 
 
 @dataclass(frozen=True)
 class TraceConfig:
     """How to replay (the trace's own arrays are passed to ``TraceReplay``)."""
 
-    mode: str = "closed"         # open | closed
+    mode: str = "closed"         # open | closed | auto (the trace's own: TraceReplay(mode=))
     iodepth: int = 1             # closed loop: requests outstanding (fio iodepth)
     replay_time_scale: float = 100.0  # open loop: percent of recorded times (fio)
     number_ios: int = 0          # replay only the first N requests (0 = all; fio)
@@ -68,7 +71,7 @@ class TraceReplay:
     """
 
     def __init__(self, sim: Simulator, target, cfg: TraceConfig, ops, offset_bytes,
-                 size_bytes, time_ns) -> None:
+                 size_bytes, time_ns, mode: str | None = None) -> None:
         ops = np.asarray(ops, dtype=np.int64)
         off = np.asarray(offset_bytes, dtype=np.int64)
         size = np.asarray(size_bytes, dtype=np.int64)
@@ -78,11 +81,17 @@ class TraceReplay:
             raise ValueError("trace: ops, offset_bytes, size_bytes and time_ns differ in length")
         if cfg.number_ios:
             n = min(n, cfg.number_ios)
-        if n and (np.any((ops[:n] != READ) & (ops[:n] != WRITE))):
-            raise ValueError("trace: ops must be READ (0) or WRITE (1)")
-        if n and (np.any(size[:n] <= 0) or np.any(off[:n] < 0) or np.any(t[:n] < 0)):
-            raise ValueError("trace: sizes must be > 0, offsets and times >= 0")
-        if cfg.mode == "open" and n > 1 and np.any(np.diff(t[:n]) < 0):
+        if n and (np.any((ops[:n] != READ) & (ops[:n] != WRITE) & (ops[:n] != FLUSH))):
+            raise ValueError("trace: ops must be READ (0), WRITE (1) or FLUSH (2)")
+        data = ops[:n] != FLUSH
+        if n and (np.any(size[:n][data] <= 0) or np.any(size[:n] < 0) or np.any(off[:n] < 0)
+                  or np.any(t[:n] < 0)):
+            raise ValueError("trace: sizes must be > 0 (0 for a flush), offsets and times >= 0")
+        mode = mode or cfg.mode
+        if mode not in ("open", "closed"):
+            raise ValueError(f"mode: the trace's own mode must be open or closed, got {mode!r}")
+        self.mode = mode
+        if mode == "open" and n > 1 and np.any(np.diff(t[:n]) < 0):
             raise ValueError("trace: open-loop arrival times must be non-decreasing")
         self.sim = sim
         self.cfg = cfg
@@ -109,7 +118,7 @@ class TraceReplay:
     # -- issuing --------------------------------------------------------------------
     def start(self) -> None:
         """Schedule the first requests (call once, before ``sim.run``)."""
-        if self.cfg.mode == "open":
+        if self.mode == "open":
             self._t0 = self.sim.now_ns
             self._scale = self.cfg.replay_time_scale / 100.0
             if self.n:
@@ -179,7 +188,7 @@ class TraceReplay:
         self.cache_hit[i] = bool(req.cache_hit)
         self.completed += 1
         self.outstanding -= 1
-        if self.cfg.mode == "closed" and self.next_i < self.n:
+        if self.mode == "closed" and self.next_i < self.n:
             gap = self._t[i]
             if gap:
                 self.sim.after(gap, self._issue_next, None)
@@ -229,6 +238,7 @@ class TraceReplay:
             "completed": int(ok.sum()),
             "reads": int((ops == READ).sum()),
             "writes": int((ops == WRITE).sum()),
+            "flushes": int((ops == FLUSH).sum()),
             "cache_hits": int(self.cache_hit[ok].sum()),
             "mean_response_ns": float(r.mean()) if r.size else 0.0,
             "p50_response_ns": float(np.percentile(r, 50)) if r.size else 0.0,

@@ -1,9 +1,22 @@
 """DiskSim's layout_g1 LBN -> physical block mapping (diskmodel/layout_g1.c,
-layout_g1_load.c): sparing schemes 1 (spare tracks at the end of each zone), 7
-(slipped sectors pushed to the zone end), 8 (spare sectors at the end of each range of
-cylinders) and 9 (spare sectors at the end of the zone); mapping scheme 1 reverses the
-surface order on odd cylinders of a zone, 2 on odd cylinders. ``lbn_to_pbn`` and
-``pbn_angle_sectors`` are the reference the HDD model's layout is checked against.
+layout_g1_load.c), every sparing scheme of layout_g1.h: 0 (none), 1 (spare tracks at
+the end of each zone), 2 (spare sectors at the end of each cylinder), 3 (spare sectors
+at the end of each track), 4 (2, slips pushed to the zone end), 5 / 6 (2 / 4 with the
+spares at the cylinder's front: DiskSim's ltop maps them as 2 / 4, only its ptol
+differs), 7 (slipped sectors pushed to the zone end), 8 (spare sectors at the end of
+each range of cylinders), 9 (spare sectors at the end of the zone) and 10 (9, slips not
+taken from the spares); mapping scheme 1 reverses the surface order on odd cylinders
+of a zone, 2 on odd cylinders. ``lbn_to_pbn`` and ``pbn_angle_sectors`` are the
+reference the HDD model's layout is checked against.
+
+"Empty space at zone front" counts LBNs, as DiskSim adds it to the zone-relative LBN
+(``lbn += deadspace``): with per-track or per-cylinder spares it spans
+``deadspace / (LBNs per track or cylinder)`` tracks or cylinders.
+
+One DiskSim quirk is not followed: for schemes 2/4/5/6 its ``g1_ltop_sectpercylspare``
+wraps the last LBNs of a cylinder that has slips onto the next cylinder's first
+sectors (two LBNs on one sector); here they stay in that cylinder's spare sectors,
+where its ``ptol`` and the range scheme (8) put them.
 """
 from __future__ import annotations
 
@@ -12,9 +25,20 @@ import numpy as np
 from .specs import DiskModel
 
 #: DiskSim sparing schemes (layout_g1.h)
-TRACK_SPARING, SECTATEND_SPARING, SECTPERRANGE_SPARING, SECTSPERZONE_SPARING = 1, 7, 8, 9
-SUPPORTED_SPARING = (0, TRACK_SPARING, SECTATEND_SPARING, SECTPERRANGE_SPARING,
-                     SECTSPERZONE_SPARING)
+NO_SPARING, TRACK_SPARING, SECTPERCYL_SPARING, SECTPERTRACK_SPARING = 0, 1, 2, 3
+SECTPERCYL_SPARING_SLIPTOEND, SECTPERCYL_SPARING_ATFRONT = 4, 5
+SECTPERCYL_SPARING_ATFRONT_SLIPTOEND, SECTATEND_SPARING, SECTPERRANGE_SPARING = 6, 7, 8
+SECTSPERZONE_SPARING, SECTSPERZONE_SPARING_SLIPTOEND = 9, 10
+SUPPORTED_SPARING = tuple(range(11))
+PER_CYLINDER = (SECTPERCYL_SPARING, SECTPERCYL_SPARING_SLIPTOEND, SECTPERCYL_SPARING_ATFRONT,
+                SECTPERCYL_SPARING_ATFRONT_SLIPTOEND)
+SLIP_TO_END = (SECTPERCYL_SPARING_SLIPTOEND, SECTPERCYL_SPARING_ATFRONT_SLIPTOEND,
+               SECTATEND_SPARING)
+
+
+def range_cylinders(model: DiskModel) -> int:
+    """Cylinders per sparing range: 1 for the per-cylinder schemes, Rangesize for 8."""
+    return 1 if model.sparing_scheme in PER_CYLINDER else int(model.range_size)
 
 
 def zone_lbn_counts(model: DiskModel) -> np.ndarray:
@@ -27,12 +51,18 @@ def zone_lbn_counts(model: DiskModel) -> np.ndarray:
             pass
         elif s == TRACK_SPARING:
             n -= z.spares * z.sectors_per_track
+        elif s == SECTPERTRACK_SPARING:
+            n -= z.spares * z.cylinders * model.surfaces
         elif s == SECTATEND_SPARING:
             n -= len(z.slips)
-        elif s == SECTPERRANGE_SPARING:
-            n -= z.spares * (z.cylinders // model.range_size)
         elif s == SECTSPERZONE_SPARING:
             n -= z.spares
+        elif s == SECTSPERZONE_SPARING_SLIPTOEND:
+            n -= z.spares + len(z.slips)
+        elif s in PER_CYLINDER:
+            n -= z.spares * z.cylinders + (len(z.slips) if s in SLIP_TO_END else 0)
+        elif s == SECTPERRANGE_SPARING:
+            n -= z.spares * (z.cylinders // model.range_size)
         else:
             raise ValueError(f"{model.name}: sparing scheme {s} not supported")
         out.append(n)
@@ -55,14 +85,26 @@ def lbn_to_pbn(model: DiskModel, lbn: int) -> tuple[int, int, int]:
     per_cyl = spt * model.surfaces
     rel = int(lbn - starts[zi]) + z.empty_space_front
     s = model.sparing_scheme
+    if s in (SECTPERCYL_SPARING_SLIPTOEND, SECTPERCYL_SPARING_ATFRONT_SLIPTOEND) and z.slips \
+            and z.spares:
+        raise ValueError(f"{model.name}: Sparing scheme used = {s} with slips (per-cylinder "
+                         "spares and slips pushed to the zone end) is not expressible")
     if s == TRACK_SPARING:
         track = rel // spt
         for sl in z.slips:
             if sl <= track:
                 track += 1
         cyl, head, sector = track // model.surfaces, track % model.surfaces, rel % spt
-    elif s == SECTPERRANGE_SPARING:
-        per_range = per_cyl * model.range_size
+    elif s == SECTPERTRACK_SPARING:
+        per_track = spt - z.spares
+        track, r = divmod(rel, per_track)
+        first = track * spt
+        for sl in sorted(z.slips):
+            if sl >= first and sl - first <= r:
+                r += 1
+        cyl, head, sector = track // model.surfaces, track % model.surfaces, r
+    elif s == SECTPERRANGE_SPARING or (s in PER_CYLINDER and not (s in SLIP_TO_END and z.slips)):
+        per_range = per_cyl * range_cylinders(model)
         lbns_per_range = per_range - z.spares
         rng, rel = divmod(rel, lbns_per_range)
         first = rng * per_range
@@ -71,9 +113,9 @@ def lbn_to_pbn(model: DiskModel, lbn: int) -> tuple[int, int, int]:
             if sl >= first and sl - first <= rel + slips:
                 slips += 1
         rel += slips
-        cyl = rng * model.range_size + rel // per_cyl
+        cyl = rng * range_cylinders(model) + rel // per_cyl
         head, sector = divmod(rel % per_cyl, spt)
-    elif s == SECTATEND_SPARING:
+    elif s in SLIP_TO_END:
         # sect-per-cylinder mapping with zero spares per cylinder, slips pushed on
         # towards the end of the zone (issliptoend): every slip before this cylinder
         # and the ones on it up to this block shift the block by one.

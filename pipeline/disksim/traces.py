@@ -1,7 +1,8 @@
 """Request traces as arrays: DiskSim validation traces (``NAME.trace``: one request a
 line, ``R|W FLAG start_sector sector_count measured_service_us gap_us``, closed loop
 with one request outstanding - see data/disksim-valid/README.md) and CSV exports of
-``blkparse`` (open loop).
+``blkparse`` (open loop). fio iologs and blkparse's own text are read by
+``pipeline.trace_formats``; ``read_trace`` reads any of them.
 """
 from __future__ import annotations
 
@@ -29,13 +30,15 @@ class Trace:
     measured_ns: np.ndarray
     mode: str  # "closed" (time_ns = gap after completion) | "open" (arrival times)
     lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    skipped: int = 0   # records of the file that are not replayed (fio iolog trims, ...)
 
     def __len__(self) -> int:
         return int(self.ops.size)
 
     def head(self, n: int) -> "Trace":
         return Trace(self.ops[:n], self.offset_bytes[:n], self.size_bytes[:n],
-                     self.time_ns[:n], self.measured_ns[:n], self.mode, self.lines[:n])
+                     self.time_ns[:n], self.measured_ns[:n], self.mode, self.lines[:n],
+                     self.skipped)
 
 
 def _number(cast, text: str, what: str, minimum: float, where: str):
@@ -142,14 +145,16 @@ def read_csv_trace(path: str | Path) -> Trace:
     return parse_csv_trace(_read_text(path), str(path))
 
 
-def read_trace(path: str | Path, fmt: str = "auto") -> Trace:
-    """Read a trace file: ``validate`` (DiskSim), ``csv`` (time_us,op,offset,size) or
-    ``auto`` (by extension: .csv -> csv, anything else -> validate)."""
+def read_trace(path: str | Path, fmt: str = "auto", device: str = "") -> Trace:
+    """Read a trace file: ``validate`` (DiskSim), ``csv`` (time_us,op,offset,size),
+    ``iolog`` (fio v2/v3), ``blkparse`` (its default text; ``device`` picks one of
+    several) or ``auto`` (``pipeline.trace_formats.detect_format``)."""
+    from ..trace_formats import detect_format, read_streamed
+
     path = Path(path)
-    if fmt == "auto":
-        fmt = "csv" if path.suffix.lower() == ".csv" else "validate"
+    fmt = detect_format(path, fmt)
     if fmt == "csv":
         return read_csv_trace(path)
     if fmt == "validate":
         return read_validate_trace(path)
-    raise ValueError(f"iolog_format: must be auto, csv or validate, got {fmt!r}")
+    return read_streamed(path, fmt, 0, device)

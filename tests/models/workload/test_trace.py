@@ -106,7 +106,7 @@ def test_config_validation_names_the_key():
         TraceReplay(sim, FixedDevice(sim), TraceConfig(mode="open"), [0, 0], [0, 0],
                     [512, 512], [5, 1])
     with pytest.raises(ValueError, match="READ"):
-        TraceReplay(sim, FixedDevice(sim), TraceConfig(), [2], [0], [512], [0])
+        TraceReplay(sim, FixedDevice(sim), TraceConfig(), [3], [0], [512], [0])   # DISCARD
 
 
 def test_replay_is_deterministic_and_summarised():

@@ -1,0 +1,308 @@
+"""fio as fio users write it: a job file (``.fio``, INI) and fio's own option names.
+
+    python -m pipeline.run workload=fio workload.jobfile=jobs/randread.fio
+    python -m pipeline.run workload=fio workload.runtime=30s workload.thinktime=2ms
+
+The ``workload`` section of ``type: fio`` is translated before it is checked against
+``models.workload.fio.FioConfig``: options of the job file first (``[global]``, then
+the one job section), then the section's own keys over them, fio names or the
+config's field names alike. fio's names and units (fio's HOWTO):
+
+- ``runtime`` / ``ramp_time`` (seconds unless suffixed: us, ms, s, m, h, d):
+  ``runtime_s`` = ramp_time + runtime (fio's ramp is lead-in time on top of the
+  runtime), ``ramp_time_s`` = ramp_time. ``thinktime`` (microseconds unless
+  suffixed) -> ``thinktime_us``.
+- ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
+  ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
+  ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
+  ``buffered`` = not ``direct``; ``filename=/dev/sdb`` names the block device.
+- ``read_iolog=FILE`` replays that trace instead (the ``trace`` workload:
+  ``pipeline.trace_job``), with ``iodepth``, ``replay_time_scale``, ``number_ios``
+  and ``filename``.
+- In a job file fio's defaults hold where the file (and the section) are silent:
+  ``rw=read``, ``bs=4k``, ``iodepth=1``, ``ioengine=psync`` (fio's default on Linux),
+  ``size=100%`` (the whole device beyond ``offset``), ``direct=0`` (refused: buffered
+  I/O to a block device is not modelled, say ``direct=1``), no ``time_based`` (each
+  job stops after ``size`` bytes; with no ``runtime`` either the run is bounded by
+  that alone).
+- Accepted and without effect in the simulation: ``name``, ``description``,
+  ``group_reporting``, ``new_group``, ``stonewall``, ``thread``, ``randrepeat``,
+  ``norandommap``, ``invalidate``, ``exitall``, ``percentile_list`` (the JSON carries
+  fio's default list), ``disable_slat``, ``write_iolog``, ``write_bw_log``,
+  ``write_lat_log``, ``write_iops_log``, ``log_avg_msec``.
+
+Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments (to the
+end of the line, as fio strips them), one job
+section besides ``[global]`` (several jobs running at once are not modelled). An
+unknown option, a malformed line or a bad value is one line naming the file, the
+line and the option, with fio's closest name (difflib). The file's content is a
+parameter of the run (``workload.jobfile_sha256``, ``pipeline.inputs``); its job name
+goes to ``fio.json`` (``pipeline.fio_json``).
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from models.checks import MAX_SECONDS
+from models.workload.fio import IOENGINES
+
+from .errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+_TIME_UNITS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0,
+               "m": 60.0, "min": 60.0, "h": 3600.0, "hr": 3600.0, "d": 86400.0, "day": 86400.0}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+IGNORED = ("name", "description", "group_reporting", "new_group", "stonewall", "thread",
+           "randrepeat", "norandommap", "invalidate", "exitall", "percentile_list",
+           "disable_slat", "write_iolog", "write_bw_log", "write_lat_log", "write_iops_log",
+           "log_avg_msec")
+# fio name -> (kind, target): how the value is read and where it goes
+OPTIONS: dict[str, tuple[str, str]] = {
+    "rw": ("str", "rw"), "readwrite": ("str", "rw"),
+    "bs": ("str", "bs"), "blocksize": ("str", "bs"),
+    "iodepth": ("int", "iodepth"), "numjobs": ("int", "numjobs"),
+    "size": ("str", "size"), "offset": ("str", "offset"),
+    "rwmixread": ("int", "rwmixread"), "rwmixwrite": ("int", "rwmixwrite"),
+    "ioengine": ("engine", "ioengine"),
+    "direct": ("bool", "direct"), "buffered": ("bool", "buffered"),
+    "iodepth_batch_submit": ("int", "iodepth_batch_submit"),
+    "iodepth_batch": ("int", "iodepth_batch_submit"),
+    "iodepth_batch_complete_min": ("int", "iodepth_batch_complete_min"),
+    "iodepth_batch_complete": ("int", "iodepth_batch_complete_min"),
+    "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
+    "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
+    "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
+    "rate_iops": ("int", "rate_iops"), "random_distribution": ("str", "random_distribution"),
+    "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
+    "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
+    "replay_time_scale": ("float", "replay_time_scale"),
+}
+KNOWN = tuple(sorted(set(OPTIONS) | set(IGNORED)))
+# fio's own defaults, where a job file differs from FioConfig's
+FIO_DEFAULTS = {"rw": "read", "bs": "4k", "iodepth": 1, "ioengine": "psync", "size": "100%",
+                "time_based": False}
+
+
+def parse_time(value, default_unit_s: float, key: str) -> float:
+    """Seconds from fio's time syntax (``30``, ``500ms``, ``2m``); a bare number is in
+    the option's default unit."""
+    if isinstance(value, bool):
+        raise ValueError(f"{key}: expected a time such as 30s or 500ms, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value) * default_unit_s
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*", str(value))
+    if not m or (m.group(2) and m.group(2).lower() not in _TIME_UNITS):
+        raise ValueError(f"{key}: expected a time such as 30s or 500ms "
+                         f"(units: {', '.join(_TIME_UNITS)}), got {value!r}")
+    unit = _TIME_UNITS[m.group(2).lower()] if m.group(2) else default_unit_s
+    return float(m.group(1)) * unit
+
+
+def _convert(kind: str, name: str, value):
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError(f"{name}: expected 0 or 1, got {value!r}")
+    if kind == "int":
+        try:
+            return int(str(value).strip()) if not isinstance(value, int) else value
+        except ValueError:
+            raise ValueError(f"{name}: expected an integer, got {value!r}") from None
+    if kind == "float":
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if kind == "time_s":
+        return round(parse_time(value, 1.0, name), 9)          # to the nanosecond
+    if kind == "time_us":
+        return round(parse_time(value, 1e-6, name) * 1e6, 3)
+    if kind == "engine":
+        text = str(value).strip()
+        if text not in IOENGINES:
+            close = difflib.get_close_matches(text, IOENGINES, n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{name}: the modelled engines are {', '.join(IOENGINES)}, "
+                             f"got {text!r}{hint}")
+        return text
+    return str(value).strip() if value is not None else value
+
+
+@dataclass
+class JobFile:
+    """A parsed job file: the job's name and its options (fio names -> values, [global]
+    first, the job's section over it), each with the line it came from."""
+
+    path: Path
+    name: str
+    options: dict = field(default_factory=dict)
+    lines: dict = field(default_factory=dict)
+
+
+def resolve(path: str) -> Path:
+    p = Path(str(path))
+    return p if p.is_absolute() else REPO / p
+
+
+def read_jobfile(path: Path) -> JobFile:
+    """Parse a fio job file; ``ValueError("<file> line N: ...")`` for what it cannot use."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a fio job file (not UTF-8 text)") from None
+    section = None
+    jobs: list[tuple[str, int]] = []
+    glob: dict = {}
+    job: dict = {}
+    where: dict = {}
+    for ln, raw in enumerate(text.splitlines(), 1):
+        # fio strips a comment from ';' or '#' to the end of the line (parse.c)
+        line = raw.split(";", 1)[0].split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("["):
+            if not line.endswith("]") or len(line) < 3:
+                raise ValueError(f"{path} line {ln}: expected a section '[name]', got {line!r}")
+            section = line[1:-1].strip()
+            if section != "global":
+                jobs.append((section, ln))
+                if len(jobs) > 1:
+                    raise ValueError(f"{path} line {ln}: a second job section [{section}] "
+                                     f"(after [{jobs[0][0]}] line {jobs[0][1]}): one job per "
+                                     "file is modelled (use numjobs= for clones)")
+            continue
+        if section is None:
+            raise ValueError(f"{path} line {ln}: option before any section ([global] or "
+                             f"[jobname]): {line!r}")
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        value = value.strip() if eq else "1"
+        if key.startswith("include") or key.startswith("$"):
+            raise ValueError(f"{path} line {ln}: {key!r} is not supported in job files here")
+        if key not in OPTIONS and key not in IGNORED:
+            close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{path} line {ln}: unknown fio option {key!r}{hint}")
+        (glob if section == "global" else job)[key] = value
+        where[(section == "global", key)] = ln
+    if not jobs:
+        raise ValueError(f"{path}: no job section (a [name] section besides [global])")
+    options = {**glob, **job}
+    lines = {k: where.get((False, k), where.get((True, k))) for k in options}
+    return JobFile(Path(path), jobs[0][0], options, lines)
+
+
+def translate(options: dict, jobfile: JobFile | None = None, from_file: frozenset = frozenset()) -> dict:
+    """fio options (names -> raw values) -> workload entry keys (``FioConfig`` fields,
+    ``filename``, or a trace replay's keys under ``read_iolog``)."""
+    out: dict = {}
+    runtime = ramp = None
+    for key, value in options.items():
+        if key in IGNORED:
+            continue
+        kind, target = OPTIONS[key]
+        try:
+            v = _convert(kind, key, value)
+        except ValueError as ex:
+            if jobfile is not None and key in from_file:
+                raise ValueError(f"{jobfile.path} line {jobfile.lines.get(key)}: {ex}") from None
+            raise
+        if target == "runtime":
+            runtime = v
+        elif target == "ramp_time":
+            ramp = v
+        elif target == "rwmixwrite":
+            out["rwmixread"] = 100 - v
+        elif target == "buffered":
+            out["direct"] = not v
+        elif target == "filename":
+            out["filename"] = str(v).removeprefix("/dev/")
+        else:
+            out[target] = v
+    if runtime is not None or ramp is not None:
+        out["runtime_s"] = (runtime or 0.0) + (ramp or 0.0)
+        out["ramp_time_s"] = ramp or 0.0
+    return out
+
+
+def _fio_keys(entry: dict) -> dict:
+    """The fio-named keys of a workload section (the rest are FioConfig's own)."""
+    return {k: v for k, v in entry.items() if k in OPTIONS and k not in _OWN_FIELDS}
+
+
+_OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
+               "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
+               "number_ios", "thinktime_blocks", "rate_iops", "random_distribution", "fsync",
+               "fdatasync", "filename"}
+
+
+def expand(entry: dict) -> dict:
+    """The ``workload`` section of ``type: fio`` with its job file and fio names
+    translated (``WorkloadKind.expand``); ``ConfigError`` naming the key."""
+    entry = dict(entry)
+    named = _fio_keys(entry)
+    for k in named:
+        entry.pop(k)
+    for a, b in (("runtime_s", "runtime"), ("ramp_time_s", "ramp_time"),
+                 ("thinktime_us", "thinktime")):
+        if a in entry and b in named:
+            raise ConfigError(f"workload.{b}", f"set {b} (fio's name) or {a}, not both")
+    jobfile = entry.get("jobfile") or ""
+    jf = None
+    options = dict(named)
+    if jobfile:
+        path = resolve(jobfile)
+        if not path.is_file():
+            raise ConfigError("workload.jobfile", f"no such file {str(jobfile)!r} "
+                                                  f"(relative paths start at {REPO})")
+        try:
+            jf = read_jobfile(path)
+        except OSError as ex:
+            raise ConfigError("workload.jobfile", f"cannot read {path}: {ex.strerror or ex}") from None
+        except ValueError as ex:
+            raise ConfigError("workload.jobfile", str(ex)) from None
+        options = {**jf.options, **named}
+    from_file = frozenset(k for k in (jf.options if jf else {}) if k not in named)
+    try:
+        base = translate(options, jf, from_file)
+    except ValueError as ex:
+        text = str(ex)
+        if jf is not None and text.startswith(str(jf.path)):
+            raise ConfigError("workload.jobfile", text) from None
+        key, _, msg = text.partition(": ")
+        raise ConfigError(f"workload.{key}", msg) from None
+    if jf is not None:
+        # fio's defaults where the file (and the section) are silent
+        if "direct" not in base and "direct" not in entry:
+            raise ConfigError("workload.jobfile", f"{jf.path}: no direct=1: fio's default is "
+                              "buffered I/O (direct=0), which the block-device job does not "
+                              "model; add direct=1")
+        for key, default in FIO_DEFAULTS.items():
+            if key not in entry:
+                base.setdefault(key, default)
+        if "runtime_s" not in base and "runtime_s" not in entry:
+            if base.get("time_based", entry.get("time_based")):
+                raise ConfigError("workload.jobfile", f"{jf.path}: time_based without runtime "
+                                  "would run forever; set runtime=")
+            base["runtime_s"] = float(MAX_SECONDS)
+    merged = {**base, **entry}
+    if "read_iolog" in merged:
+        return _as_trace(merged)
+    return merged
+def _as_trace(merged: dict) -> dict:
+    """``read_iolog``: the trace workload with the job's replay options."""
+    out = {"type": "trace", "iolog": merged["read_iolog"], "mode": "auto"}
+    for k in ("filename", "iodepth", "replay_time_scale", "number_ios"):
+        if k in merged:
+            out[k] = merged[k]
+    return out

@@ -1,0 +1,134 @@
+"""fio options as fio documents them: thinktime, rate_iops, random_distribution, fsync /
+fdatasync, the sync engines, io_uring, time_based."""
+import numpy as np
+import pytest
+
+from models.block import BlockConfig, BlockQueue
+from models.sim import Simulator
+from models.workload.fio import FioConfig, FioJob
+from models.workload.fio_random import BlockSampler, _scatter, parse_distribution
+from tests.models.fakes import FixedDevice
+
+MS = 1_000_000
+
+
+def _run(cfg, service_ns=MS, queue_depth=32, seed=1):
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=service_ns, queue_depth=queue_depth)
+    job = FioJob(sim, cfg, BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
+                 np.random.default_rng(seed))
+    job.start()
+    sim.run()
+    return job.results(), job
+
+
+def test_rate_iops_caps_each_job_and_leaves_a_faster_device_idle():
+    res, _ = _run(FioConfig(rw="randread", iodepth=8, rate_iops=200, runtime_s=1.0))
+    assert res["iops"] == pytest.approx(200, abs=2)
+    assert res["read_clat_mean_ms"] == pytest.approx(1.0, rel=0.01)   # never queued
+    two, _ = _run(FioConfig(rw="randread", iodepth=8, rate_iops=200, numjobs=2, runtime_s=1.0))
+    assert two["iops"] == pytest.approx(400, abs=4)
+
+
+def test_thinktime_stalls_after_every_thinktime_blocks_completions():
+    # 1 ms service + 4 ms think: 200 IOPS at QD1
+    res, _ = _run(FioConfig(rw="randread", iodepth=1, thinktime_us=4000, runtime_s=1.0))
+    assert res["iops"] == pytest.approx(200, abs=2)
+    # think 4 ms after every 4 completions: 4 I/Os in 4 ms, then 4 ms idle
+    res, _ = _run(FioConfig(rw="randread", iodepth=1, thinktime_us=4000, thinktime_blocks=4,
+                            runtime_s=1.0))
+    assert res["iops"] == pytest.approx(500, abs=5)
+
+
+def test_fsync_every_n_writes_drains_then_flushes():
+    res, _ = _run(FioConfig(rw="randwrite", iodepth=4, fsync=8, runtime_s=0.5))
+    writes = res["write_iops"] * 0.5
+    assert res["sync_count"] == pytest.approx(writes / 8, abs=1)
+    # the sync waits for the writes in flight and its own flush (the fake device
+    # serves one command at a time, 1 ms each): 8 writes + a flush -> 8 writes / 9 ms
+    assert res["write_iops"] == pytest.approx(8 / 9e-3, rel=0.02)
+    assert res["sync_lat_mean_ms"] == pytest.approx(1.0, rel=0.01)
+    same, _ = _run(FioConfig(rw="randwrite", iodepth=4, fdatasync=8, runtime_s=0.5))
+    assert same["sync_count"] == res["sync_count"]        # a block device: both flush
+    with pytest.raises(ValueError, match="fdatasync"):
+        FioConfig(fsync=1, fdatasync=1)
+
+
+@pytest.mark.parametrize("engine", ["sync", "psync"])
+def test_sync_engines_have_one_io_in_flight_whatever_iodepth(engine):
+    res, _ = _run(FioConfig(rw="randread", iodepth=16, ioengine=engine, runtime_s=0.2))
+    deep, _ = _run(FioConfig(rw="randread", iodepth=16, ioengine="libaio", runtime_s=0.2))
+    # one server, 1 ms a command: same IOPS, but 16 in flight wait 16 ms (Little)
+    assert res["read_clat_mean_ms"] == pytest.approx(1.0, rel=0.01)
+    assert deep["read_clat_mean_ms"] == pytest.approx(16.0, rel=0.05)
+
+
+def test_io_uring_is_asynchronous_like_libaio():
+    ring, _ = _run(FioConfig(rw="randread", iodepth=16, ioengine="io_uring", runtime_s=0.2))
+    aio, _ = _run(FioConfig(rw="randread", iodepth=16, ioengine="libaio", runtime_s=0.2))
+    assert ring["iops"] == aio["iops"] and ring["read_clat_mean_ms"] == aio["read_clat_mean_ms"]
+    assert ring["read_clat_mean_ms"] == pytest.approx(16.0, rel=0.05)
+
+
+def test_without_time_based_a_job_stops_after_size_bytes():
+    res, job = _run(FioConfig(rw="read", bs="64k", size="1m", time_based=False, runtime_s=100))
+    assert job.jobs[0].issued == 16
+    assert res["runtime_s"] < 0.05
+    looped, job = _run(FioConfig(rw="read", bs="64k", size="1m", runtime_s=0.05))
+    assert job.jobs[0].issued > 16
+
+
+def _hot_share(kind, n=100_000, draws=200_000, top=0.01):
+    s = BlockSampler(parse_distribution(kind), n, np.random.default_rng(3))
+    counts = np.bincount(s.draw(draws), minlength=n)
+    return np.sort(counts)[::-1][: int(n * top)].sum() / draws
+
+
+def test_random_distributions_skew_as_fio_defines_them():
+    assert _hot_share("random") < 0.05      # uniform: the busiest 1 % of blocks, ~3 %
+    assert _hot_share("zipf:1.2") > 0.5                   # steep zipf: a hot 1 %
+    assert 0.2 < _hot_share("zipf:0.8") < _hot_share("zipf:1.2")
+    # pareto:0.2 is fio's 80/20: 80 % of the I/Os on the 20 % hottest ranks (the
+    # ranks are spread over the region by a permutation, so those are 20 % of blocks)
+    n = 100_000
+    s = BlockSampler(parse_distribution("pareto:0.2"), n, np.random.default_rng(3))
+    hot = _scatter(np.arange(n // 5), n, s.offset, s.stride)
+    assert np.unique(hot).size == n // 5
+    assert np.isin(s.draw(200_000), hot).mean() == pytest.approx(0.8, abs=0.01)
+    # normal: draws around the middle of the region (before the scatter), the spread
+    # set by the deviation percentage
+    s = BlockSampler(parse_distribution("normal:10"), 1000, np.random.default_rng(3))
+    s.offset = 0
+    narrow = np.unique(s.draw(50_000)).size
+    s2 = BlockSampler(parse_distribution("normal:50"), 1000, np.random.default_rng(3))
+    assert narrow < np.unique(s2.draw(50_000)).size
+    res, _ = _run(FioConfig(rw="randread", random_distribution="zipf:1.2", runtime_s=0.05))
+    assert res["iops"] == pytest.approx(1000, abs=25)
+
+
+@pytest.mark.parametrize("value", ["zipf", "zipf:1", "pareto:1.5", "normal:101", "zoned:60/10",
+                                   "zipf:x"])
+def test_bad_distributions_name_the_option(value):
+    with pytest.raises(ValueError, match="random_distribution"):
+        FioConfig(random_distribution=value)
+
+
+def test_paced_jobs_take_the_event_path_and_uniform_ones_keep_the_compiled_loop():
+    assert FioConfig().fusable
+    for kw in ({"rate_iops": 1}, {"thinktime_us": 1}, {"fsync": 1},
+               {"random_distribution": "zipf:1.1"}):
+        assert not FioConfig(**kw).fusable, kw
+
+
+def test_size_and_offset_as_a_percentage_of_the_device():
+    cap = 2**40                                   # the fake device's capacity
+    cfg = FioConfig(rw="read", size="10%", offset="50%", bs="64k")
+    assert cfg.region(cap) == (cap // 2, cap // 10 // 65536 * 65536)   # whole blocks
+    # the size is capped at what lies beyond the offset, as fio does
+    assert FioConfig(size="100%", offset="75%").region(cap) == (3 * cap // 4, cap // 4)
+    _, job = _run(FioConfig(rw="randread", size="1%", offset="99%", runtime_s=0.01))
+    j = job.jobs[0]
+    assert j.region_start == int(cap * 0.99) // 4096 * 4096 and j.n_blocks == cap // 100 // 4096
+    for bad in ({"size": "0%"}, {"size": "120%"}, {"offset": "100%"}, {"size": "x%"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            FioConfig(**bad)

@@ -1,0 +1,115 @@
+"""DiskSim drives as DiskSim reads them: three more of DiskSim's own validation drives
+(data/disksim-valid: dec_rz26 - one spare sector per track and a negative write
+settle; st41601n - spare sectors per cylinder, with slips; hp_c2490a - a cylinder count
+that ends on the last zone's last cylinder and a negative settle) import, and their
+imported layout puts every LBN where DiskSim's layout_g1 does; what the HDD model
+cannot express is refused naming the parameter."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from pipeline import disksim as ds
+from pipeline import import_disksim as imp
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    out = {}
+    d = tmp_path_factory.mktemp("imp")
+    for name in ("dec_rz26", "st41601n", "hp_c2490a"):
+        path = imp.import_drive(ds.DATA_DIR / f"{name}.diskspecs", d / f"{name}.yaml")
+        out[name] = (ds.read_diskspecs(ds.DATA_DIR / f"{name}.diskspecs"), imp.load_hdd_config(path))
+    return out
+
+
+def _check_layout(m, cfg, n=150):
+    from models.device.hdd_mech import build_state, locate
+
+    S = build_state(cfg)
+    starts = np.concatenate(([0], np.cumsum(ds.zone_lbn_counts(m))))
+    lbas = list(np.random.default_rng(0).integers(0, m.block_count, n))
+    for zi, z in enumerate(m.zones):
+        lbas += [starts[zi], starts[zi] - 1]
+        for sl in z.slips[:2]:
+            lbas += [starts[zi] + sl - z.empty_space_front + k for k in (-1, 0, 1)]
+    for lba in (int(x) for x in lbas if 0 <= x < m.block_count):
+        c, h, s = ds.lbn_to_pbn(m, lba)
+        kc, kh, ks, spt, ang = locate(S, float(lba))
+        assert (int(kc), int(kh), int(ks)) == (c, h, s), lba
+        assert ang * spt == pytest.approx(ds.pbn_angle_sectors(m, c, h, s), abs=1e-6)
+
+
+def test_one_spare_sector_per_track_and_its_zone_front(imported):
+    spec, cfg = imported["dec_rz26"]
+    m = spec.model
+    assert m.sparing_scheme == 3 and m.zones[0].spares == 1
+    assert ds.zone_lbn_counts(m).sum() == m.block_count == cfg.capacity_bytes // 512
+    # each track holds 57 of its 58 sectors: LBN 57 starts the next track
+    first = ds.lbn_to_pbn(m, 0)
+    assert ds.lbn_to_pbn(m, 56)[1:] == (first[1], 56) and ds.lbn_to_pbn(m, 57)[2] == 0
+    # "Empty space at zone front" counts LBNs: 23142 = 406 tracks of 57
+    assert first == (406 // 14, 406 % 14, 0)
+    _check_layout(m, cfg)
+
+
+def test_spare_sectors_per_cylinder_with_slips(imported):
+    spec, cfg = imported["st41601n"]
+    m = spec.model
+    assert m.sparing_scheme == 2 and any(z.slips for z in m.zones)
+    assert ds.zone_lbn_counts(m).sum() == m.block_count
+    assert cfg.zones[0].spare_range_cylinders == 1 and cfg.zones[0].spare_sectors_per_range == 6
+    _check_layout(m, cfg)
+
+
+def test_negative_settle_is_added_to_a_writes_positioning(imported):
+    from models.device.hdd_mech import arrive, build_state
+
+    spec, cfg = imported["dec_rz26"]
+    assert spec.model.write_settle_ms == -0.483 and cfg.write_settle_ms == -0.483
+    S = build_state(cfg)
+    read = arrive(S, 0, 0, 0.0, 100, 0, False)
+    write = arrive(S, 0, 0, 0.0, 100, 0, True)
+    assert write - read == pytest.approx(-0.483e6)
+    assert arrive(S, 5, 0, 0.0, 5, 0, True) == 0.0          # no movement, no settle
+    assert imported["hp_c2490a"][1].write_settle_ms == -0.642
+
+
+def test_cylinder_count_ending_on_a_zone_boundary_and_full_stroke_from_the_curve(imported):
+    spec, cfg = imported["hp_c2490a"]
+    assert spec.model.cylinders == 2629 and spec.model.zones[-1].last_cyl == 2629
+    assert cfg.cylinders == 2630
+    _check_layout(spec.model, cfg, n=100)
+    dec_spec, dec = imported["dec_rz26"]
+    assert dec_spec.model.full_seek_ms == 2.3                 # a label, not the curve's end
+    assert dec.seek_full_stroke_ms == pytest.approx(
+        np.interp(dec.cylinders - 1, dec.seek_curve_cyl, dec.seek_curve_ms))
+    assert dec.seek_full_stroke_ms > 10
+
+
+def test_immediate_buffer_read_is_read_and_noted(imported):
+    text = (ds.DATA_DIR / "atlas10k.diskspecs").read_text()
+    assert "Immediate buffer read = 1" in text
+    assert any("Immediate buffer read" in line
+               for line in imp.unmapped(ds.read_diskspecs(ds.DATA_DIR / "atlas10k.diskspecs")))
+
+
+@pytest.mark.parametrize("edit, param", [
+    (("Sparing scheme used = 2", "Sparing scheme used = 4"), "Sparing scheme used: 4"),
+    (("Sparing scheme used = 2", "Sparing scheme used = 11"), "Sparing scheme used: 11"),
+    (("Add. write settling delay = 0.000000", "Add. write settling delay = -5.0"),
+     "write_settle_ms"),
+])
+def test_a_drive_it_cannot_express_is_refused_naming_the_parameter(tmp_path, capsys, edit, param):
+    for suffix in (".diskspecs", ".parv", "_validate.seek"):
+        shutil.copy(ds.DATA_DIR / f"st41601n{suffix}", tmp_path / f"st41601n{suffix}")
+    model = (ds.DATA_DIR / "st41601n_validate.model").read_text()
+    assert edit[0] in model
+    (tmp_path / "st41601n_validate.model").write_text(model.replace(*edit))
+    out = tmp_path / "out.yaml"
+    assert imp.main([str(tmp_path / "st41601n.diskspecs"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and param in err[0], err
+    assert not out.exists()

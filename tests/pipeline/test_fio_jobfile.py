@@ -1,0 +1,137 @@
+"""fio as fio speaks: a job file as the workload (its content a parameter by hash), fio's
+option names, one-line errors naming the file, line and option, and fio's JSON output
+beside the run's Parquet row."""
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.errors import ConfigError
+from pipeline.fio_jobfile import expand
+from pipeline.fio_json import PERCENTILES
+from pipeline.run import main
+from pipeline.spec import validate
+
+JOB = """; random reads as a fio user writes them
+[global]
+ioengine=libaio
+direct=1
+filename=/dev/sda
+runtime=150ms
+ramp_time=50ms
+time_based
+
+[randread-qd4]
+rw=randread
+bs=4k
+iodepth=4
+size=10g
+"""
+
+
+def _row(root):
+    (summary,) = root.glob("**/summary.parquet")
+    return pq.read_table(summary).to_pylist()[0], summary.parent
+
+
+def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, capfd):
+    job = tmp_path / "rr.fio"
+    job.write_text(JOB)
+    out = tmp_path / "out"
+    assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
+                 "results.summary=false"]) == 0, capfd.readouterr().err
+    row, run = _row(out)
+    assert (row["workload.rw"], row["workload.bs"], row["workload.iodepth"]) == ("randread", "4k", 4)
+    # fio's ramp is lead-in time on top of the runtime
+    assert row["workload.runtime_s"] == pytest.approx(0.2) and row["workload.ramp_time_s"] == 0.05
+    assert row["workload.filename"] == "sda" and len(row["workload.jobfile_sha256"]) == 64
+
+    doc = json.loads((run / "_details" / "fio.json").read_text())
+    assert {"fio version", "timestamp", "jobs", "disk_util"} <= doc.keys()
+    (j,) = doc["jobs"]
+    assert j["jobname"] == "randread-qd4" and j["job options"]["bs"] == "4k"
+    for d in ("read", "write"):
+        assert {"io_bytes", "bw", "iops", "runtime", "total_ios", "clat_ns", "lat_ns",
+                "slat_ns"} <= j[d].keys()
+        assert {"min", "max", "mean", "stddev", "N"} <= j[d]["clat_ns"].keys()
+    pct = j["read"]["clat_ns"]["percentile"]
+    assert list(pct) == [f"{p:.6f}" for p in PERCENTILES] and "99.000000" in pct
+    assert pct["1.000000"] <= pct["50.000000"] <= pct["99.000000"] <= j["read"]["clat_ns"]["max"]
+    assert j["read"]["iops"] == row["fio.read_iops"] > 0
+    assert j["write"]["iops"] == row["fio.write_iops"] == 0
+    assert j["read"]["total_ios"] == row["fio.read_clat_count"]
+    assert j["read"]["clat_ns"]["mean"] / 1e6 == pytest.approx(row["fio.read_clat_mean_ms"])
+    assert j["read"]["runtime"] == 150
+    (disk,) = doc["disk_util"]
+    assert disk["name"] == "sda" and disk["util"] == pytest.approx(row["iostat.sda.util_pct"])
+
+    # the file's content is a parameter: an edited file is another run
+    job.write_text(JOB.replace("iodepth=4", "iodepth=2"))
+    assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
+                 "results.summary=false"]) == 0
+    assert len(list(out.glob("**/summary.parquet"))) == 2
+
+
+@pytest.mark.parametrize("edit, msg", [
+    (("bs=4k", "blocksze=4k"), r"rr\.fio line 12: unknown fio option 'blocksze' \(did you mean 'blocksize'\?\)"),
+    (("iodepth=4", "iodepth=4\n[second]\nrw=read"), r"rr\.fio line 14: a second job section \[second\]"),
+    (("direct=1\n", ""), r"rr\.fio: no direct=1: fio's default is buffered I/O"),
+    (("runtime=150ms", "runtime=soon"), r"rr\.fio line 6: runtime: expected a time such as 30s"),
+    (("ioengine=libaio", "ioengine=libiao"), r"rr\.fio line 3: ioengine: .* \(did you mean 'libaio'\?\)"),
+])
+def test_job_file_mistakes_are_one_line_naming_file_line_and_option(tmp_path, capfd, edit, msg):
+    import re
+
+    job = tmp_path / "rr.fio"
+    job.write_text(JOB.replace(*edit))
+    out = tmp_path / "out"
+    assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}"]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: workload.jobfile: "), err
+    assert re.search(msg, err[0]), err[0]
+    assert not out.exists()
+
+
+def test_fio_names_in_the_workload_section_and_read_iolog_replays_a_trace(tmp_path):
+    e = expand({"type": "fio", "runtime": "2s", "ramp_time": 500, "thinktime": "2ms",
+                "readwrite": "randwrite", "buffered": 0, "rwmixwrite": 30,
+                "ioengine": "io_uring"})
+    assert e == {"type": "fio", "runtime_s": 502.0, "ramp_time_s": 500.0,
+                 "thinktime_us": 2000.0, "rw": "randwrite", "direct": True,
+                 "rwmixread": 70, "ioengine": "io_uring"}
+    with pytest.raises(ConfigError, match="runtime"):
+        expand({"type": "fio", "runtime": "1s", "runtime_s": 2})
+    log = tmp_path / "app.iolog"
+    log.write_text("fio version 2 iolog\n/dev/sda add\n/dev/sda open\n/dev/sda read 0 4096\n")
+    job = tmp_path / "replay.fio"
+    job.write_text(f"[replay]\ndirect=1\nread_iolog={log}\niodepth=2\n")
+    assert expand({"type": "fio", "jobfile": str(job)}) == {
+        "type": "trace", "iolog": str(log), "mode": "auto", "iodepth": 2}
+
+
+def test_the_example_job_file_of_the_readme(compose):
+    spec = validate(compose("workload=fio", "workload.jobfile=data/fio/oltp_reads.fio"))
+    c = spec.workload.config
+    assert (c.rw, c.bs, c.iodepth, c.random_distribution) == ("randread", "16k", 8, "zipf:1.2")
+    assert (c.runtime_s, c.ramp_time_s, c.thinktime_us, c.time_based) == (2.5, 0.5, 200.0, True)
+    assert spec.workload.extras["filename"] == "sda"
+
+
+def test_a_job_file_gets_fios_defaults_where_it_is_silent(tmp_path):
+    job = tmp_path / "min.fio"
+    job.write_text("[seq]\ndirect=1\nruntime=100ms\n")
+    e = expand({"type": "fio", "jobfile": str(job)})
+    assert {k: e[k] for k in ("rw", "bs", "iodepth", "ioengine", "size", "time_based")} == {
+        "rw": "read", "bs": "4k", "iodepth": 1, "ioengine": "psync", "size": "100%",
+        "time_based": False}
+    # the section's own keys are over the file and fio's defaults
+    assert expand({"type": "fio", "jobfile": str(job), "rw": "randwrite"})["rw"] == "randwrite"
+
+
+def test_fio_options_from_the_command_line(compose, tmp_path):
+    spec = validate(compose("workload=fio", "+workload.runtime=100ms", "+workload.thinktime=1ms",
+                            "+workload.rate_iops=50"))
+    assert spec.workload.config.runtime_s == pytest.approx(0.1)
+    assert spec.workload.config.thinktime_us == 1000.0 and spec.workload.config.rate_iops == 50
