@@ -27,7 +27,7 @@ import types
 import typing
 from typing import Any
 
-from .errors import ConfigError, from_value_error
+from .errors import ConfigError, did_you_mean, from_value_error
 
 # Every integer of a config is a BIGINT column of the summary row (Arrow int64) and a
 # C long / numpy int64 in the models: values beyond it are refused here, for every
@@ -152,7 +152,7 @@ def build(cls_or_base: Any, values: dict | None, prefix: str) -> Any:
     for k in values:
         if k not in fields:
             raise ConfigError(f"{prefix}.{k}" if prefix else str(k),
-                              f"Key '{k}' not in '{cls.__name__}'")
+                              f"Key '{k}' not in '{cls.__name__}'" + did_you_mean(k, fields))
     kwargs = {}
     for name, f in fields.items():
         key = f"{prefix}.{name}" if prefix else name

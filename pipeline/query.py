@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ import duckdb
 from . import best
 from .best import BestError
 from .columns import is_param
-from .errors import EXIT_CONFIG, ConfigError, check_output_file
+from .errors import EXIT_CONFIG, ConfigError, check_output_file, did_you_mean, one_line
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
@@ -141,7 +142,15 @@ def run_sql(con, sql: str, params: dict | None = None) -> Result:
         cols = [d[0] for d in rel.description] if rel.description else []
         return Result(cols, rel.fetchall() if cols else [])
     except duckdb.Error as ex:
-        raise QueryError(str(ex).splitlines()[0]) from None
+        raise QueryError(duckdb_message(ex)) from None
+
+
+def duckdb_message(ex: Exception) -> str:
+    """DuckDB's error in one line: its first line, with its ``Candidate bindings:`` hint
+    (the columns closest to a misspelt one) kept."""
+    lines = [ln.strip() for ln in str(ex).splitlines() if ln.strip()]
+    hint = next((ln for ln in lines[1:] if ln.startswith("Candidate bindings:")), None)
+    return lines[0] + (f" ({hint})" if hint else "") if lines else str(ex)
 
 
 def named(con, name: str, experiment: str | None = None, metric: str | None = None,
@@ -233,8 +242,31 @@ def export(con, sql: str, params: dict, path: str, fmt: str) -> None:
 
 
 # -- command line ----------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse whose mistakes are one line (``error: ...``, exit 2) instead of the
+    usage text, an unknown option with the closest known one."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            flag = m.group(1).split("=", 1)[0]
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            message = f"{flag}: unknown option" + did_you_mean(flag, known)
+        print(one_line(f"error: {message}"), file=sys.stderr)
+        raise SystemExit(EXIT_CONFIG)
+
+
+def check_export_path(path: str, opt: str) -> None:
+    """``ConfigError(opt, ...)`` unless ``path`` can be written: its directory must exist
+    (a query does not create directories; a typo in one is caught before the query runs)."""
+    parent = Path(path).expanduser().absolute().parent
+    if not os.path.lexists(parent):
+        raise ConfigError(opt, f"directory {str(parent)!r} does not exist")
+    check_output_file(path, opt)
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="python -m pipeline.query",
         description="Run SQL or a named query over all results with DuckDB and print a table.")
     ap.add_argument("query", nargs="?", help="SQL text, or the name of a query in pipeline/queries/")
@@ -259,7 +291,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as ex:   # --help (0), a mistake (2, one line printed)
+        return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
     if args.list or args.query is None:
         print(f"{'best':14s} which configuration of --experiment is best by --metric, and by "
               "how much (mean/std/n over seeds, x_baseline, x_worst, margin_pct)")
@@ -271,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
             raise QueryError("the query is empty: give SQL text or the name of a query (--list)")
         for opt, path in (("--csv", args.csv), ("--parquet", args.parquet)):
             if path is not None:   # before the table is printed
-                check_output_file(path, opt)
+                check_export_path(path, opt)
         params = {}
         for kv in args.param:
             if "=" not in kv:

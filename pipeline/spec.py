@@ -46,7 +46,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from . import coerce, inputs, registry
-from .errors import ConfigError, describe, from_value_error
+from .errors import ConfigError, describe, did_you_mean, from_value_error
 from .scaling import effective_parameters
 from .schema import NOT_PARAMETERS, MetaConfig, ResultsConfig, RunConfig
 
@@ -163,7 +163,8 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
         raise ConfigError(f"{prefix}.type", f"missing; one of {', '.join(sorted(kinds))}")
     if typ not in kinds:
         known = ", ".join(sorted(kinds)) or "none registered"
-        raise ConfigError(f"{prefix}.type", f"unknown type {typ!r} (known: {known})")
+        raise ConfigError(f"{prefix}.type", f"unknown type {typ!r} (known: {known})"
+                          + did_you_mean(typ, kinds))
     taken = {}
     for k, default in (extras or {}).items():
         taken[k] = entry.pop(k, default)
@@ -173,7 +174,7 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
         name = entry.pop("preset")
         if name not in presets:
             raise ConfigError(f"{prefix}.preset", f"unknown preset {name!r} for {typ} "
-                              f"(known: {', '.join(sorted(presets))})")
+                              f"(known: {', '.join(sorted(presets))})" + did_you_mean(name, presets))
         taken["preset"] = name
         try:
             base = presets[name]()
@@ -329,7 +330,7 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
              "engine", "cpu", "workload", "hydra"}
     for key in cfg.keys():
         if key not in known:
-            raise ConfigError(str(key), "unknown top-level key")
+            raise ConfigError(str(key), "unknown top-level key" + did_you_mean(key, sorted(known)))
     run = _to_object(_container(cfg, "run"), RunConfig, "run")
     results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
     meta = _to_object(_container(cfg, "meta"), MetaConfig, "meta")
@@ -401,7 +402,8 @@ def _placement(raw: Any, used: list[str], top: list[str]) -> dict:
     for cls, dev in raw.items():
         key = f"placement.{cls}"
         if cls != "default" and cls not in classes:
-            raise ConfigError(key, f"unknown file class (known: default, {', '.join(classes)})")
+            raise ConfigError(key, f"unknown file class (known: default, {', '.join(classes)})"
+                              + did_you_mean(cls, ["default", *classes]))
         if not isinstance(dev, str) or dev.removeprefix("/dev/") not in top:
             raise ConfigError(key, f"{dev!r} is not a configured block device "
                                    f"(top-level devices: {', '.join(top)})")
