@@ -97,9 +97,9 @@ def _assignments(text: str, cols: list[str]) -> dict[str, str]:
     return out
 
 
-def sweep_firsts(experiment: str) -> dict[str, str]:
-    """Column -> the first value the experiment's YAML sweeps it over (``case/X: a,b``
-    is ``run.case``; config-group choices such as ``engine: a,b`` name no column)."""
+def sweeper_params(experiment: str) -> dict[str, str]:
+    """The experiment YAML's ``hydra.sweeper.params`` (key -> values), in its order;
+    empty for an ad-hoc sweep or an unreadable file."""
     path = CONF / "experiment" / f"{experiment}.yaml"
     if not path.is_file():
         return {}
@@ -108,10 +108,16 @@ def sweep_firsts(experiment: str) -> dict[str, str]:
     try:
         params = OmegaConf.to_container(OmegaConf.load(path)).get("hydra", {}) \
             .get("sweeper", {}).get("params", {}) or {}
-    except Exception:  # noqa: BLE001 - an unreadable YAML only loses the default baseline
+    except Exception:  # noqa: BLE001 - an unreadable YAML only loses the defaults
         return {}
+    return {str(k): str(v) for k, v in params.items()}
+
+
+def sweep_firsts(experiment: str) -> dict[str, str]:
+    """Column -> the first value the experiment's YAML sweeps it over (``case/X: a,b``
+    is ``run.case``; config-group choices such as ``engine: a,b`` name no column)."""
     out = {}
-    for key, values in params.items():
+    for key, values in sweeper_params(experiment).items():
         first = str(values).split(",")[0].strip()
         col = "run.case" if key.startswith("case/") else key
         if "." in col:

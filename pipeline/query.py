@@ -23,11 +23,11 @@ column, ``{{config_cols}}`` as the experiment's varying parameter columns).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
 from dataclasses import dataclass
+from typing import Sequence
 from pathlib import Path
 
 import duckdb
@@ -52,6 +52,8 @@ class QueryError(RuntimeError):
 class Result:
     columns: list[str]
     rows: list[tuple]
+    key: int = 0                       # leading columns that name a row (repeated if split)
+    optional_from: int | None = None   # columns from here on may be left out when narrow
 
 
 # -- connection and views ---------------------------------------------------------------
@@ -181,54 +183,74 @@ def named(con, name: str, experiment: str | None = None, metric: str | None = No
 
 
 # -- the table printed after a run or sweep -------------------------------------------------
-def sweep_summary(root: str | Path, hashes: list[str]) -> Result:
-    """Varying parameters, status and headline metrics of the runs ``hashes``."""
+def sweep_summary(root: str | Path, hashes: list[str], headline: Sequence[str] = (),
+                  prefer: Sequence[str] = ()) -> Result:
+    """The runs ``hashes``, named by the parameters that vary among them
+    (``naming.key_columns``, swept keys ``prefer`` first), then the experiments'
+    headline metrics (``meta.headline``: names or ``*`` globs), ``status`` when a run
+    failed, then the other common metrics (``HEADLINE``) and ``wall_seconds``.
+    ``Result.key`` columns name a run; the table may leave out what follows
+    ``Result.optional_from`` when the terminal is narrow. Metrics that are zero or null
+    in every selected run are left out."""
+    import fnmatch
+
+    from .naming import key_columns, short_names
+
     con = connect(root)
     where = "config_hash IN (SELECT unnest($hashes))"
     p = {"hashes": list(hashes)}
-    vary = varying_params(con, where, p, skip=())
     cols = columns(con)
-    metrics = [c for c in cols if HEADLINE.match(c)]
-    if metrics:  # drop metrics that are zero or null in every selected run
-        nz = con.execute("SELECT " + ", ".join(f"bool_or(coalesce({quote(c)}, 0) <> 0)" for c in metrics)
+    vary = varying_params(con, where, p, skip=())
+    rel = con.execute(f"SELECT {', '.join(quote(c) for c in ['experiment', 'status'] + vary)} "
+                      f"FROM runs WHERE {where}", p)
+    names = [d[0] for d in rel.description]
+    rows = [dict(zip(names, r)) for r in rel.fetchall()]
+    keys = key_columns(rows, vary, prefer)
+    several = len({r["experiment"] for r in rows}) > 1
+    metrics = [c for c in cols if not is_param(c) and c not in RUN_COLUMNS and c not in ("run",)]
+    head = list(dict.fromkeys(c for pat in headline for c in metrics if fnmatch.fnmatchcase(c, pat)))
+    extra = [c for c in metrics if HEADLINE.match(c) and c not in head]
+    if head + extra:  # drop metrics that are zero or null in every selected run
+        nz = con.execute("SELECT " + ", ".join(f"bool_or(coalesce({quote(c)}, 0) <> 0)"
+                                              for c in head + extra)
                          + f" FROM runs WHERE {where}", p).fetchone()
-        metrics = [c for c, keep in zip(metrics, nz) if keep]
-    select = ["experiment", "config_hash"] + vary + ["status"] + metrics + ["wall_seconds"]
-    order = ", ".join(quote(c) for c in vary) or "config_hash"
-    sql = (f"SELECT {', '.join(quote(c) for c in select)} FROM runs WHERE {where} "
-           f"ORDER BY experiment, {order}")
-    return run_sql(con, sql, p)
+        keep = {c for c, k in zip(head + extra, nz) if k}
+        head, extra = [c for c in head if c in keep], [c for c in extra if c in keep]
+    failed = any(r["status"] != "ok" for r in rows)
+    select = (["experiment"] if several else []) + keys + head + (["status"] if failed else [])
+    order = ", ".join(quote(c) for c in (["experiment"] + keys)) or "config_hash"
+    sql = (f"SELECT {', '.join(quote(c) for c in select + extra + ['wall_seconds'])} "
+           f"FROM runs WHERE {where} ORDER BY {order}, config_hash")
+    res = run_sql(con, sql, p)
+    short = short_names(keys)
+    res.columns = [short.get(c, c) for c in res.columns]
+    res.key = len(keys) + several
+    res.optional_from = len(select)
+    return res
+
+
+def print_sweep_summary(specs: Sequence, out=None) -> None:
+    """The end-of-sweep table of the runs ``specs`` (``sweep_summary``), titled with the
+    experiment, where the results are and the ``run.scale``."""
+    from .naming import swept_keys
+
+    root = specs[0].results.dir
+    hashes = sorted({s.config_hash for s in specs})
+    headline = list(dict.fromkeys(h for s in specs for h in s.meta.headline))
+    experiments = ", ".join(dict.fromkeys(s.experiment for s in specs))
+    scales = ", ".join(f"{x:g}" for x in sorted({s.run.scale for s in specs}))
+    res = sweep_summary(root, hashes, headline, swept_keys(s.experiment for s in specs))
+    print_table(res, out=out, title=f"{experiments}: {len(hashes)} run(s) under {root}/ "
+                                    f"at run.scale {scales}")
 
 
 # -- output ------------------------------------------------------------------------------------
-def _cell(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        a = abs(v)
-        if a >= 1000:
-            return f"{v:,.1f}"
-        if a >= 1 or a == 0:
-            return f"{v:.2f}"
-        return f"{v:.4g}"
-    return str(v)
+def print_table(res: Result, out=None, title: str | None = None, width: int | None = None) -> None:
+    """``res`` as a table that fits the terminal (``pipeline.table``)."""
+    from .table import print_table as show
 
-
-def print_table(res: Result, out=None, title: str | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    out = out or sys.stdout
-    table = Table(title=title, title_justify="left", show_lines=False)
-    for c in res.columns:
-        table.add_column(c, overflow="fold")
-    for row in res.rows:
-        table.add_row(*(_cell(v) for v in row))
-    width = None if out.isatty() else max(80, 1 + sum(
-        max([len(c)] + [len(_cell(r[i])) for r in res.rows]) + 3 for i, c in enumerate(res.columns)))
-    Console(file=out, width=width, force_terminal=False).print(table)
+    show(res.columns, res.rows, out=out, title=title, key=res.key,
+         optional_from=res.optional_from, width=width)
 
 
 def export(con, sql: str, params: dict, path: str, fmt: str) -> None:

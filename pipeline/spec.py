@@ -47,6 +47,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from . import coerce, inputs, registry
 from .errors import ConfigError, describe, did_you_mean, from_value_error
+from .naming import ad_hoc_overrides
 from .scaling import effective_parameters
 from .schema import NOT_PARAMETERS, MetaConfig, ResultsConfig, RunConfig
 
@@ -104,6 +105,7 @@ class RunSpec:
     mounts: tuple[MountSpec, ...] = ()    # one filesystem per device holding files
     page_cache: PageCacheConfig | None = None   # shared by the mounts
     meta: MetaConfig = MetaConfig()       # the experiment's declarations (not parameters)
+    overrides: tuple[str, ...] = ()       # keys set ad hoc (ad_hoc_overrides), sorted
 
     @property
     def seed(self) -> int:
@@ -124,7 +126,8 @@ class RunSpec:
     def labels(self) -> dict:
         """Summary-row columns derived from the spec that are no parameters (not in
         the config hash)."""
-        return {"run.below_valid_scale": self.below_valid_scale}
+        return {"run.below_valid_scale": self.below_valid_scale,
+                "run.overrides": " ".join(self.overrides)}
 
     @property
     def top_level(self) -> tuple[str, ...]:
@@ -287,6 +290,7 @@ def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSp
                fs: FsConfig | None = None, page_cache: PageCacheConfig | None = None) -> dict:
     p: dict = {}
     flatten_config("run", run, p)
+    del p["run.name"]      # where results are kept, not what is simulated
     overridden = {m.device: m.config for m in mounts if m.overridden}
     for d in sorted(devices, key=lambda d: d.name):
         p[f"device.{d.name}.type"] = d.type
@@ -332,6 +336,7 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
         if key not in known:
             raise ConfigError(str(key), "unknown top-level key" + did_you_mean(key, sorted(known)))
     run = _to_object(_container(cfg, "run"), RunConfig, "run")
+    experiment = run.name or experiment
     results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
     meta = _to_object(_container(cfg, "meta"), MetaConfig, "meta")
     block_raw = _container(cfg, "block") or {}
@@ -391,7 +396,7 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     params = effective_parameters(params, workload, run.scale)
     return RunSpec(experiment, run, results, devices, block, workload, params,
                    digest, code_version, engine, cpu if engine else None,
-                   placement, mounts, page_cache, meta)
+                   placement, mounts, page_cache, meta, ad_hoc_overrides(cfg))
 
 
 def _placement(raw: Any, used: list[str], top: list[str]) -> dict:
