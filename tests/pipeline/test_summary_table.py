@@ -162,3 +162,22 @@ def test_a_table_too_wide_for_the_terminal_is_split_repeating_the_names():
     assert all(r[0] in ("16k", "1m") for r in data)        # each part starts with the name
     cells = [c for r in data for c in r[2:]]
     assert len(cells) == 24 and all(_number(c) > 0 for c in cells)
+
+
+@pytest.mark.parametrize("width", [80, 100])
+@pytest.mark.parametrize("label", ["aio: ray sweep", "fsync_append_overwrite: serial sweep"])
+def test_the_live_bar_keeps_counts_elapsed_and_eta_visible(monkeypatch, width, label):
+    from pipeline.progress import SweepProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    buf = Terminal()
+    with SweepProgress(1048, label, stream=buf, live=True) as p:
+        p.finished(True, "x", 1.0)
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).replace("\r", "\n")
+    bar = [ln for ln in text.splitlines() if "1/1048" in ln][-1]
+    assert len(bar) <= width
+    assert re.search(r" 1/1048 failed 0 running 0 0:00:0\d eta -:--:--$", bar), bar
