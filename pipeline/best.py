@@ -99,20 +99,29 @@ def _assignments(text: str, cols: list[str]) -> dict[str, str]:
     return out
 
 
-def sweeper_params(experiment: str) -> dict[str, str]:
-    """The experiment YAML's ``hydra.sweeper.params`` (key -> values), in its order;
-    empty for an ad-hoc sweep or an unreadable file."""
+def experiment_yaml(experiment: str) -> dict:
+    """``conf/experiment/<experiment>.yaml`` as plain values; empty for an ad-hoc
+    sweep or an unreadable file (which only loses defaults: baseline, headline)."""
     path = CONF / "experiment" / f"{experiment}.yaml"
     if not path.is_file():
         return {}
     from omegaconf import OmegaConf
 
     try:
-        params = OmegaConf.to_container(OmegaConf.load(path)).get("hydra", {}) \
-            .get("sweeper", {}).get("params", {}) or {}
-    except Exception:  # noqa: BLE001 - an unreadable YAML only loses the defaults
+        return OmegaConf.to_container(OmegaConf.load(path)) or {}
+    except Exception:  # noqa: BLE001
         return {}
+
+
+def sweeper_params(experiment: str) -> dict[str, str]:
+    """The experiment YAML's ``hydra.sweeper.params`` (key -> values), in its order."""
+    params = (experiment_yaml(experiment).get("hydra") or {}).get("sweeper", {}).get("params") or {}
     return {str(k): str(v) for k, v in params.items()}
+
+
+def headline(experiment: str) -> list[str]:
+    """The experiment YAML's ``meta.headline`` metric columns (names or globs)."""
+    return [str(h) for h in (experiment_yaml(experiment).get("meta") or {}).get("headline") or []]
 
 
 def sweep_firsts(experiment: str) -> dict[str, str]:

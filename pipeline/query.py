@@ -222,6 +222,10 @@ def sweep_summary(root: str | Path, hashes: list[str], headline: Sequence[str] =
     sql = (f"SELECT {', '.join(quote(c) for c in select + extra + ['wall_seconds'])} "
            f"FROM runs WHERE {where} ORDER BY {order}, config_hash")
     res = run_sql(con, sql, p)
+    from .plots.common import sort_key   # sizes by magnitude: 4k before 16k
+
+    n = len(keys) + several
+    res.rows.sort(key=lambda r: tuple(sort_key(v) for v in r[:n]))
     short = short_names(keys)
     res.columns = [short.get(c, c) for c in res.columns]
     res.key = len(keys) + several

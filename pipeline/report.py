@@ -15,7 +15,14 @@ reference cases it runs.
 Published overlays: the reference rows of the experiment (``data/reference/*.csv``
 plus ``--reference``) are composed at the sweep's ``run.scale`` and matched to the
 runs by config hash; a sweep that contains a reference case shows its published
-value beside the simulated one.
+value beside the simulated one - unless the run is below the experiment's valid
+scale (``run.below_valid_scale``).
+
+An experiment without a style (an ad-hoc sweep under ``run.name``, a user's own
+experiment, ``myisam_nr_requests``) is drawn by ``pipeline.plots.facets``: its
+``meta.headline`` metrics, faceted by the parameters that vary, short labels, within
+2000 px. ``pipeline.report_group_commit`` draws a different figure of E2 under a
+different name (``group_commit_tps_by_concurrency.png``).
 """
 from __future__ import annotations
 
@@ -64,7 +71,7 @@ _RA_COLS = ("workload.read_ahead", "workload.aio_pages_per_submit",
 class Style:
     """How an experiment is drawn."""
 
-    kind: str                                   # bars | lines | cdf
+    kind: str                                   # bars | lines | cdf | facets
     title: str
     metrics: tuple[str, ...] = ()               # panels (reference metrics are added)
     x: str | None = None                        # lines: the x parameter
@@ -134,7 +141,13 @@ HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm|scan_s|syncs_per_s)|
 
 
 def style_for(experiment: str) -> Style:
-    return STYLES.get(experiment) or Style("bars", f"experiment {experiment}")
+    """The experiment's style; without one, panels of its ``meta.headline`` metrics
+    faceted by the parameters that vary (``pipeline.plots.facets``)."""
+    if experiment in STYLES:
+        return STYLES[experiment]
+    from .best import headline
+
+    return Style("facets", f"experiment {experiment}", metrics=tuple(headline(experiment)))
 
 
 def needs_details(experiment: str) -> bool:
@@ -146,7 +159,11 @@ def _panels(style: Style, rows: list[dict], overlays: Sequence[Overlay],
     if metrics:
         return list(metrics)
     present = set().union(*(r.keys() for r in rows)) if rows else set()
-    out = [m for m in style.metrics if m in present]
+    import fnmatch
+
+    out = list(dict.fromkeys(c for m in style.metrics for c in sorted(present)
+                             if fnmatch.fnmatchcase(c, m)
+                             and any(r.get(c) not in (None, 0, 0.0) for r in rows)))
     for o in overlays:
         if o.metric not in out and o.metric in present:
             out.append(o.metric)
@@ -194,6 +211,13 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
     notes = notes_from_checks(checks)
     panels = [] if style.kind == "cdf" else _panels(style, rows, overlays, metrics)
+    if style.kind == "facets":
+        from .naming import key_columns, swept_keys
+        from .plots import facets
+
+        keys = key_columns(rows, list(dict.fromkeys(c for r in rows for c in r)),
+                           swept_keys([experiment]))
+        return facets.draw(rows, panels, path, style.title, keys, notes=notes)
     vary = varying(rows)
     label = None
     if style.label is not None:
@@ -246,7 +270,8 @@ def reference_overlays(experiment: str, rows: list[dict], files: Sequence[Path])
     scales = {r.get("run.scale") for r in rows}
     scale = scales.pop() if len(scales) == 1 else None
     _, where = plan(refs, scale, "outputs", build=False)
-    hashes = {r.get("config_hash") for r in rows}
+    # a run below its experiment's valid scale says nothing about the published figure
+    hashes = {r.get("config_hash") for r in rows if not r.get("run.below_valid_scale")}
     out = []
     for ref in refs:
         case = where.get(ref.id)

@@ -1,6 +1,7 @@
 """Tables for a terminal, a pipe or a log: every table this project prints
 (the end-of-sweep summary, ``pipeline.query``, ``best``, ``pipeline.validate``).
 
+- The first ``key`` columns name the run: parameter values as written (``100000``).
 - Numbers are right-aligned, never split across lines, and a column's numbers share
   one number of decimals (enough for three significant digits of its smallest
   non-zero value, at most 4; integers with thousands separators).
@@ -135,11 +136,12 @@ def output_width(out) -> int:
         return PIPE_WIDTH
 
 
-def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[_Col]:
+def _columns(names: Sequence[str], rows: Sequence[Sequence[Any]], key: int = 0) -> list[_Col]:
     cols = []
     for i, n in enumerate(names):
         values = [r[i] for r in rows]
-        cells = format_column(values)
+        # a run's name shows parameter values as written (nr_requests=100000)
+        cells = [_text(v) for v in values] if i < key else format_column(values)
         numeric = any(is_number(v) for v in values) and all(
             v is None or is_number(v) for v in values)
         if not numeric:
@@ -182,7 +184,7 @@ def _fit(cols: list[_Col], width: int) -> None:
 def layout(names: Sequence[str], rows: Sequence[Sequence[Any]], width: int, key: int = 0,
            optional_from: int | None = None) -> tuple[list[list[_Col]], list[str]]:
     """The tables to print (lists of sized columns) and the names of columns left out."""
-    cols = _columns(names, rows)
+    cols = _columns(names, rows, key)
     dropped: list[str] = []
     if optional_from is not None:
         while len(cols) > optional_from and _total(cols, "min_width") > width:
