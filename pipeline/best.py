@@ -99,11 +99,19 @@ def _assignments(text: str, cols: list[str]) -> dict[str, str]:
     return out
 
 
+# --config-dir of pipeline.query / pipeline.report: a user's own experiments, searched
+# after conf/experiment/ and conf/local/experiment/
+CONFIG_DIRS: list[Path] = []
+
+
 def experiment_yaml(experiment: str) -> dict:
-    """``conf/experiment/<experiment>.yaml`` as plain values; empty for an ad-hoc
-    sweep or an unreadable file (which only loses defaults: baseline, headline)."""
-    path = CONF / "experiment" / f"{experiment}.yaml"
-    if not path.is_file():
+    """``conf/experiment/<experiment>.yaml`` (or ``conf/local/``'s, or a
+    ``--config-dir``'s) as plain values; empty for an ad-hoc sweep or an unreadable
+    file (which only loses defaults: baseline, headline)."""
+    found = [d / "experiment" / f"{experiment}.yaml"
+             for d in (CONF, CONF / "local", *CONFIG_DIRS)]
+    path = next((p for p in found if p.is_file()), None)
+    if path is None:
         return {}
     from omegaconf import OmegaConf
 

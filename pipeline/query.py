@@ -311,6 +311,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="bind $NAME in the query")
     ap.add_argument("--csv", metavar="FILE", help="also write the result as CSV")
     ap.add_argument("--parquet", metavar="FILE", help="also write the result as Parquet")
+    ap.add_argument("--config-dir", action="append", default=[], metavar="DIR",
+                    help="best: where your own experiment's YAML is (its sweep's first "
+                         "values are the default baseline)")
     ap.add_argument("--list", action="store_true", help="list the named queries")
     ap.add_argument("--show-sql", action="store_true", help="print the SQL that is run")
     return ap
@@ -333,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         for opt, path in (("--csv", args.csv), ("--parquet", args.parquet)):
             if path is not None:   # before the table is printed
                 check_export_path(path, opt)
+        for d in args.config_dir:
+            if not Path(d).is_dir():
+                raise ConfigError("--config-dir", f"{d!r} is not a directory")
+        best.CONFIG_DIRS[:] = [Path(d) for d in args.config_dir]
         params = {}
         for kv in args.param:
             if "=" not in kv:

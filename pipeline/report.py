@@ -299,10 +299,19 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--reference", action="extend", nargs="+", default=[], metavar="FILE",
                     help="extra reference CSV files for published overlays")
     ap.add_argument("--no-reference", action="store_true", help="no published overlays")
+    ap.add_argument("--config-dir", action="append", default=[], metavar="DIR",
+                    help="where your own experiment's YAML is (as pipeline.run --config-dir): "
+                         "its meta.headline picks the panels")
     try:
         args = ap.parse_args(argv)
     except SystemExit as ex:
         return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
+    for d in args.config_dir:
+        if not Path(d).is_dir():
+            raise ConfigError("--config-dir", f"{d!r} is not a directory")
+    from . import best
+
+    best.CONFIG_DIRS[:] = [Path(d) for d in args.config_dir]
     if not Path(args.results).is_dir():
         raise ConfigError("--results", f"{args.results!r} is not a directory"
                           if Path(args.results).exists() else f"no such directory {args.results!r}")

@@ -35,6 +35,18 @@ from .errors import (EXIT_CONFIG, EXIT_FAILED, Abort, ConfigError, Interrupted, 
                      SweepFailed, describe, did_you_mean, one_line)
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+# A user's own experiments and device presets, kept out of git (.gitignore): searched
+# after conf/ like a --config-dir (conf/local/experiment/mine.yaml is experiment=mine).
+LOCAL_DIR = CONF_DIR / "local"
+
+
+def searchpath_override(extra: list[Path] | tuple = ()) -> str | None:
+    """``hydra.searchpath=[file://...]`` adding ``extra`` directories and ``conf/local/``
+    (when it exists) after ``conf/``; None when there are none."""
+    dirs = [Path(d).resolve() for d in extra] + ([LOCAL_DIR] if LOCAL_DIR.is_dir() else [])
+    if not dirs:
+        return None
+    return "hydra.searchpath=[" + ",".join(f"file://{d}" for d in dirs) + "]"
 
 # Flags of this app (not Hydra's): each is an override of the launcher's settings.
 FLAGS = {"--rerun": "hydra.launcher.rerun=true", "--dry-run": "hydra.launcher.dry_run=true"}
@@ -123,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         print(one_line(f"error: {ex}"), file=sys.stderr)
         return EXIT_CONFIG
     argv = [a for a in argv if a not in FLAGS] + [FLAGS[a] for a in dict.fromkeys(argv) if a in FLAGS]
+    local = searchpath_override()
+    if local and not any(a.startswith("hydra.searchpath") for a in argv):
+        argv.append(local)
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(task)
     saved = sys.argv
     sys.argv = [saved[0] if saved else "pipeline.run"] + argv

@@ -66,8 +66,9 @@ def _text(v: Any) -> str:
 
 
 def header_tokens(name: str) -> list[str]:
-    """``mysqlslap.fsyncs_per_trx`` -> ``mysqlslap.``, ``fsyncs_``, ``per_``, ``trx``."""
-    return [t for t in re.findall(r"[^._]*[._]?", name) if t]
+    """``mysqlslap.fsyncs_per_trx`` -> ``mysqlslap.``, ``fsyncs_``, ``per_``, ``trx``
+    (``within tolerance`` -> ``within ``, ``tolerance``)."""
+    return [t for t in re.findall(r"[^._ ]*[._ ]?", name) if t]
 
 
 def wrap_header(name: str, width: int) -> list[str]:
@@ -82,11 +83,11 @@ def wrap_header(name: str, width: int) -> list[str]:
             lines.append(part)
             continue
         for tok in header_tokens(part):
-            if lines and len(lines[-1]) + len(tok) <= width and not lines[-1].endswith("."):
+            if lines and len(lines[-1]) + len(tok.rstrip()) <= width and not lines[-1].endswith("."):
                 lines[-1] += tok
             else:
                 lines.append(tok)
-    return lines or [""]
+    return [ln.rstrip() for ln in lines] or [""]
 
 
 @dataclass
@@ -103,7 +104,7 @@ class _Col:
 
     @property
     def min_width(self) -> int:
-        head = max(len(t) for t in header_tokens(self.head) or [""])
+        head = max(len(t.rstrip()) for t in header_tokens(self.head) or [""])
         if self.numeric:
             return max([len(c) for c in self.cells] + [head])
         words = max([len(w) for c in self.cells for w in c.split()] + [0])
@@ -174,11 +175,13 @@ def _fit(cols: list[_Col], width: int) -> None:
     for c in cols:
         c.width = c.min_width
     spare = width - _total(cols)
-    for c in sorted(cols, key=lambda c: c.full_width - c.width):
-        more = min(spare, c.full_width - c.width)
-        if more > 0:
-            c.width += more
-            spare -= more
+    # first unwrap text cells, then headers; the smallest needs first
+    for target in (lambda c: max([len(x) for x in c.cells] + [c.width]), lambda c: c.full_width):
+        for c in sorted(cols, key=lambda c: target(c) - c.width):
+            more = min(spare, target(c) - c.width)
+            if more > 0:
+                c.width += more
+                spare -= more
 
 
 def layout(names: Sequence[str], rows: Sequence[Sequence[Any]], width: int, key: int = 0,
