@@ -241,4 +241,5 @@ FROM scored ORDER BY {gsel}rank"""
                             "name more parameters")
     res.columns = res.columns[:bi]
     res.rows = [r[:bi] for r in res.rows]
+    res.optional_from = res.columns.index("example_run")   # left out first when narrow
     return res
