@@ -102,3 +102,23 @@ def test_best_on_the_command_line_says_so_in_one_line(mixed, capsys):
                        "--metric", "fio.MB_s"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "ad-hoc overrides" in err and "run.name=NAME" in err
+
+
+def test_conf_local_is_searched_without_a_flag(tmp_path, monkeypatch, capfd):
+    """A user's own experiment in conf/local/experiment/ (git-ignored) is found by
+    pipeline.run and pipeline.validate as if it were in conf/."""
+    import pipeline.run as run_module
+    from pipeline import validate as validate_module
+
+    local = tmp_path / "local"
+    (local / "experiment").mkdir(parents=True)
+    (local / "experiment" / "mine.yaml").write_text(
+        "# @package _global_\nworkload:\n  runtime_s: 0.02\n  size: 64m\n")
+    monkeypatch.setattr(run_module, "LOCAL_DIR", local)
+    monkeypatch.chdir(tmp_path)
+    code = main(["experiment=mine", "--dry-run", f"results.dir={tmp_path / 'o'}"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert out.startswith("dry run: 1 run valid (mine, ")
+    assert validate_module.experiment_exists("mine")
+    assert not validate_module.experiment_exists("theirs")
