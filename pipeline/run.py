@@ -46,7 +46,10 @@ def searchpath_override(extra: list[Path] | tuple = ()) -> str | None:
     dirs = [Path(d).resolve() for d in extra] + ([LOCAL_DIR] if LOCAL_DIR.is_dir() else [])
     if not dirs:
         return None
-    return "hydra.searchpath=[" + ",".join(f"file://{d}" for d in dirs) + "]"
+    def quoted(d: Path) -> str:   # a path with spaces or commas stays one element
+        return "'file://" + str(d).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    return "hydra.searchpath=[" + ",".join(quoted(d) for d in dirs) + "]"
 
 # Flags of this app (not Hydra's): each is an override of the launcher's settings.
 FLAGS = {"--rerun": "hydra.launcher.rerun=true", "--dry-run": "hydra.launcher.dry_run=true"}
