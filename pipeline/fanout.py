@@ -391,7 +391,7 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
     run_all([specs[i] for i in todo], ray_cfg, on_result, label, skipped=skipped, names=names)
 
     if specs and specs[0].results.summary:
-        from .query import print_sweep_summary
+        from .summary import print_sweep_summary
 
         print_sweep_summary(specs, out)
     failed = [results[i] for i in todo if i in results and results[i].status != "ok"]

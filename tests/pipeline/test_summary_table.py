@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from pipeline import query, table
+from pipeline import query, summary, table
 from pipeline.naming import swept_keys
 from pipeline.run import main
 
@@ -85,7 +85,7 @@ def test_at_80_columns_every_headline_value_is_whole_in_its_runs_row(sweeps, nam
     con = query.connect(root)
     cols = KEYS[name] + HEADLINE[name]
     hashes = [r[0] for r in con.execute("SELECT config_hash FROM runs").fetchall()]
-    res = query.sweep_summary(root, hashes, HEADLINE[name], swept_keys([name]))
+    res = summary.sweep_summary(root, hashes, HEADLINE[name], swept_keys([name]))
     assert res.columns[:len(cols)] == cols      # the run's name, then the headline
     rows = _rows(printed)
     assert len(rows) == len(hashes)             # one table: every headline fits at 80
@@ -120,7 +120,7 @@ def test_the_table_fits_each_width_and_keeps_numbers_whole(sweeps, name, width):
     root = sweeps[name][0]
     con = query.connect(root)
     hashes = [r[0] for r in con.execute("SELECT config_hash FROM runs").fetchall()]
-    res = query.sweep_summary(root, hashes, HEADLINE[name], swept_keys([name]))
+    res = summary.sweep_summary(root, hashes, HEADLINE[name], swept_keys([name]))
     buf = io.StringIO()
     query.print_table(res, out=buf, width=width)
     text = buf.getvalue()
