@@ -13,9 +13,11 @@ write (``results.dir``, ``--out``), before anything runs or is written.
 """
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import re
+import sys
 from pathlib import Path
 
 EXIT_CONFIG = 2   # like argparse: the command line / config was wrong, nothing ran
@@ -66,6 +68,20 @@ class OutputError(Exception):
 
     def counted(self, ok: int, failed: int, not_run: int) -> "OutputError":
         return OutputError(self.directory, self.error, ok, failed, not_run)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose mistakes are one line (``error: ...``, exit 2) instead of the
+    usage text; an unknown option is named with the closest known one."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            flag = m.group(1).split("=", 1)[0]
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            message = f"{flag}: unknown option" + did_you_mean(flag, known)
+        print(one_line(f"error: {message}"), file=sys.stderr)
+        raise SystemExit(EXIT_CONFIG)
 
 
 def did_you_mean(word: str, candidates) -> str:

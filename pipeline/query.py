@@ -34,7 +34,7 @@ import duckdb
 from . import best
 from .best import BestError
 from .columns import is_param
-from .errors import EXIT_CONFIG, ConfigError, check_output_file, did_you_mean, one_line
+from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
@@ -209,20 +209,6 @@ def export(con, sql: str, params: dict, path: str, fmt: str) -> None:
 
 
 # -- command line ----------------------------------------------------------------------------
-class _Parser(argparse.ArgumentParser):
-    """argparse whose mistakes are one line (``error: ...``, exit 2) instead of the
-    usage text, an unknown option with the closest known one."""
-
-    def error(self, message: str):  # noqa: D102 - argparse's hook
-        m = re.match(r"unrecognized arguments: (\S+)", message)
-        if m:
-            flag = m.group(1).split("=", 1)[0]
-            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-            message = f"{flag}: unknown option" + did_you_mean(flag, known)
-        print(one_line(f"error: {message}"), file=sys.stderr)
-        raise SystemExit(EXIT_CONFIG)
-
-
 def check_export_path(path: str, opt: str) -> None:
     """``ConfigError(opt, ...)`` unless ``path`` can be written: its directory must exist
     (a query does not create directories; a typo in one is caught before the query runs)."""
@@ -233,7 +219,7 @@ def check_export_path(path: str, opt: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = _Parser(
+    ap = OneLineParser(
         prog="python -m pipeline.query",
         description="Run SQL or a named query over all results with DuckDB and print a table.")
     ap.add_argument("query", nargs="?", help="SQL text, or the name of a query in pipeline/queries/")

@@ -26,7 +26,6 @@ different name (``group_commit_tps_by_concurrency.png``).
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import reference
-from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
+from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file, one_line
 from .plots.common import Overlay, label_of, scale_note, varying
 
 
@@ -290,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.report",
+    ap = OneLineParser(prog="python -m pipeline.report",
                                  description="Draw the publication-style plot of an experiment's runs.")
     ap.add_argument("--experiment", required=True, help="experiment name (results of any sweep of it)")
     ap.add_argument("--results", default="outputs", help="results root (default: outputs)")

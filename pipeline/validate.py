@@ -46,7 +46,7 @@ from pathlib import Path
 
 from . import reference as refmod
 from .errors import (EXIT_CONFIG, EXIT_FAILED, ConfigError, Interrupted, SweepFailed,
-                     check_output_dir, describe)
+                     OneLineParser, check_output_dir, describe)
 from .reference import Reference, ReferenceError
 from .validation_report import counts, kind_lines, print_table, summary_line, write_report
 
@@ -318,7 +318,7 @@ def evaluate(refs: list[Reference], where: dict) -> list[Check]:
 
 # -- command line ----------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="python -m pipeline.validate",
         description="Run every reference case, compare with the published figures, "
                     "print the table and write a report with plots.")

@@ -113,3 +113,18 @@ def test_nothing_is_written_by_a_mistake(tmp_path, monkeypatch, capfd):
     monkeypatch.chdir(tmp_path)
     _run(capfd, tmp_path, "--config-dir", str(tmp_path / "nowhere"))
     assert all_files(tmp_path) == []
+
+
+@pytest.mark.parametrize("module,args,expect", [
+    ("pipeline.report", ["--experiment", "e", "--metrc", "x"],
+     "error: --metrc: unknown option (did you mean '--metric'?)"),
+    ("pipeline.validate", ["--refrence", "mine.csv"],
+     "error: --refrence: unknown option (did you mean '--reference'?)"),
+    ("pipeline.report", [], "error: the following arguments are required: --experiment"),
+], ids=["report", "validate", "report-missing-option"])
+def test_report_and_validate_options_are_one_line(capfd, module, args, expect):
+    import importlib
+
+    code = importlib.import_module(module).main(args)
+    out, err = capfd.readouterr()
+    assert _one_line(code, out, err) == expect
