@@ -27,7 +27,8 @@ import types
 import typing
 from typing import Any
 
-from .errors import ConfigError, did_you_mean, from_value_error
+from .errors import ConfigError, from_value_error
+from .errors import did_you_mean
 
 # Every integer of a config is a BIGINT column of the summary row (Arrow int64) and a
 # C long / numpy int64 in the models: values beyond it are refused here, for every
