@@ -27,8 +27,10 @@ higher-is-better; times and latencies (``*_ms``, ``*_us``, ``*_ns``, ``scan_s``,
 explicitly, and a metric the name does not decide needs one of them.
 
 Runs that cannot be compared are never ranked together: runs at different
-``run.scale`` or of different code versions are refused with one line unless ``--by``
-groups by them (``--by run.scale``); then each group is ranked on its own. ``--where``
+``run.scale``, of different code versions, or made with different ad-hoc overrides
+(``run.overrides``: the keys a command line set beyond the experiment's sweep, e.g.
+``device.sda.queue_depth``) are refused with one line unless ``--by`` groups by them
+(``--by run.scale``); then each group is ranked on its own. ``--where``
 (SQL over any column) selects runs first.
 """
 from __future__ import annotations
@@ -45,7 +47,7 @@ _HIGHER = re.compile(r"(MB_s|kB_s|iops|\.tps$|notpm|tpmc|qps|_per_s$|\.[rw]_s$|"
 _LOWER = re.compile(r"(_ms$|_us$|_ns$|_seconds$|scan_s$|lat_|await|demerit|stall|"
                     r"_over_\d+ms$|avgqu_sz|util_pct)", re.I)
 # columns whose runs are never ranked together
-SEPARATE = ("run.scale", "code_version")
+SEPARATE = ("run.scale", "code_version", "run.overrides")
 
 
 class BestError(ValueError):
@@ -97,21 +99,44 @@ def _assignments(text: str, cols: list[str]) -> dict[str, str]:
     return out
 
 
-def sweep_firsts(experiment: str) -> dict[str, str]:
-    """Column -> the first value the experiment's YAML sweeps it over (``case/X: a,b``
-    is ``run.case``; config-group choices such as ``engine: a,b`` name no column)."""
-    path = CONF / "experiment" / f"{experiment}.yaml"
-    if not path.is_file():
+# --config-dir of pipeline.query / pipeline.report: a user's own experiments, searched
+# after conf/experiment/ and conf/local/experiment/
+CONFIG_DIRS: list[Path] = []
+
+
+def experiment_yaml(experiment: str) -> dict:
+    """``conf/experiment/<experiment>.yaml`` (or ``conf/local/``'s, or a
+    ``--config-dir``'s) as plain values; empty for an ad-hoc sweep or an unreadable
+    file (which only loses defaults: baseline, headline)."""
+    found = [d / "experiment" / f"{experiment}.yaml"
+             for d in (CONF, CONF / "local", *CONFIG_DIRS)]
+    path = next((p for p in found if p.is_file()), None)
+    if path is None:
         return {}
     from omegaconf import OmegaConf
 
     try:
-        params = OmegaConf.to_container(OmegaConf.load(path)).get("hydra", {}) \
-            .get("sweeper", {}).get("params", {}) or {}
-    except Exception:  # noqa: BLE001 - an unreadable YAML only loses the default baseline
+        return OmegaConf.to_container(OmegaConf.load(path)) or {}
+    except Exception:  # noqa: BLE001
         return {}
+
+
+def sweeper_params(experiment: str) -> dict[str, str]:
+    """The experiment YAML's ``hydra.sweeper.params`` (key -> values), in its order."""
+    params = (experiment_yaml(experiment).get("hydra") or {}).get("sweeper", {}).get("params") or {}
+    return {str(k): str(v) for k, v in params.items()}
+
+
+def headline(experiment: str) -> list[str]:
+    """The experiment YAML's ``meta.headline`` metric columns (names or globs)."""
+    return [str(h) for h in (experiment_yaml(experiment).get("meta") or {}).get("headline") or []]
+
+
+def sweep_firsts(experiment: str) -> dict[str, str]:
+    """Column -> the first value the experiment's YAML sweeps it over (``case/X: a,b``
+    is ``run.case``; config-group choices such as ``engine: a,b`` name no column)."""
     out = {}
-    for key, values in params.items():
+    for key, values in sweeper_params(experiment).items():
         first = str(values).split(",")[0].strip()
         col = "run.case" if key.startswith("case/") else key
         if "." in col:
@@ -145,8 +170,16 @@ def rank(con, experiment: str, metric: str, order: str | None = None,
         raise BestError(f"no successful runs of {experiment!r}" + (f" where {where}" if where else ""))
     for col in SEPARATE:
         if col in cols and col not in group:
-            vals = [r[0] for r in run_sql(con, f"SELECT DISTINCT {_quote(col)} FROM runs "
-                                               f"WHERE {sel} ORDER BY 1", p).rows]
+            # results written before run.overrides existed count as made without any
+            vals = [r[0] for r in run_sql(con, f"SELECT DISTINCT coalesce(CAST({_quote(col)} "
+                                               f"AS VARCHAR), '') FROM runs WHERE {sel} "
+                                               "ORDER BY 1", p).rows]
+            if len(vals) > 1 and col == "run.overrides":
+                shown = "; ".join(v or "none" for v in vals[:4]) + ("; ..." if len(vals) > 4 else "")
+                raise BestError(f"runs of {experiment!r} were made with {len(vals)} different "
+                                f"sets of ad-hoc overrides ({shown}) and are not comparable: "
+                                f"rank each with --by run.overrides, select one with --where, "
+                                f"or keep an ad-hoc sweep apart with run.name=NAME")
             if len(vals) > 1:
                 shown = ", ".join(str(v) for v in vals[:4]) + (", ..." if len(vals) > 4 else "")
                 raise BestError(f"runs of {experiment!r} have {len(vals)} values of {col} "
@@ -208,4 +241,5 @@ FROM scored ORDER BY {gsel}rank"""
                             "name more parameters")
     res.columns = res.columns[:bi]
     res.rows = [r[:bi] for r in res.rows]
+    res.optional_from = res.columns.index("example_run")   # left out first when narrow
     return res

@@ -31,6 +31,7 @@ from typing import Any
 from models.units import parse_size
 
 from .errors import ConfigError, from_value_error
+from .errors import did_you_mean
 
 # Every integer of a config is a BIGINT column of the summary row (Arrow int64) and a
 # C long / numpy int64 in the models: values beyond it are refused here, for every
@@ -161,7 +162,7 @@ def build(cls_or_base: Any, values: dict | None, prefix: str) -> Any:
     for k in values:
         if k not in fields:
             raise ConfigError(f"{prefix}.{k}" if prefix else str(k),
-                              f"Key '{k}' not in '{cls.__name__}'")
+                              f"Key '{k}' not in '{cls.__name__}'" + did_you_mean(k, fields))
     kwargs = {}
     for name, f in fields.items():
         key = f"{prefix}.{name}" if prefix else name

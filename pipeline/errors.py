@@ -13,9 +13,11 @@ write (``results.dir``, ``--out``), before anything runs or is written.
 """
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import re
+import sys
 from pathlib import Path
 
 EXIT_CONFIG = 2   # like argparse: the command line / config was wrong, nothing ran
@@ -66,6 +68,43 @@ class OutputError(Exception):
 
     def counted(self, ok: int, failed: int, not_run: int) -> "OutputError":
         return OutputError(self.directory, self.error, ok, failed, not_run)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose mistakes are one line (``error: ...``, exit 2) instead of the
+    usage text; an unknown option is named with the closest known one."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        m = re.match(r"unrecognized arguments: (\S+)", message)
+        if m:
+            flag = m.group(1).split("=", 1)[0]
+            known = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+            message = f"{flag}: unknown option" + did_you_mean(flag, known)
+        print(one_line(f"error: {message}"), file=sys.stderr)
+        raise SystemExit(EXIT_CONFIG)
+
+
+def did_you_mean(word: str, candidates) -> str:
+    """`` (did you mean 'x'?)`` naming the closest of ``candidates`` (difflib), or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in candidates], n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def yaml_error(ex: BaseException) -> "ConfigError | None":
+    """A YAML syntax error (``yaml.YAMLError`` with a position) as ``<file>: line L,
+    column C: <problem>``; the key is the file."""
+    import yaml
+
+    if not isinstance(ex, yaml.YAMLError):
+        return None
+    mark = getattr(ex, "problem_mark", None) or getattr(ex, "context_mark", None)
+    problem = getattr(ex, "problem", None) or _first_line(str(ex))
+    if mark is None:
+        return ConfigError("", f"YAML syntax error: {_tidy(problem)}")
+    return ConfigError(str(mark.name), f"YAML syntax error at line {mark.line + 1}, column "
+                       f"{mark.column + 1}: {_tidy(problem)}")
 
 
 def errno_name(code: int) -> str:
@@ -176,7 +215,7 @@ def describe(ex: BaseException) -> ConfigError | None:
     """The ``ConfigError`` an exception from Hydra/OmegaConf/validation stands for, or
     None if it is not a configuration problem (a bug or a failed simulation)."""
     from hydra.errors import (ConfigCompositionException, MissingConfigException,
-                              OverrideParseException)
+                              OverrideParseException, SearchPathException)
     from omegaconf.errors import OmegaConfBaseException
 
     seen = set()
@@ -191,16 +230,27 @@ def describe(ex: BaseException) -> ConfigError | None:
         if isinstance(e, ConfigError):
             return e
     for e in chain:
+        err = yaml_error(e)
+        if err is not None:
+            return err
+    for e in chain:
+        if isinstance(e, SearchPathException):   # --config-dir that does not exist
+            m = re.search(r"directory '([^']*)'", str(e))
+            return ConfigError("--config-dir", f"{m.group(1)!r} is not a directory" if m
+                               else _tidy(_first_line(str(e))))
+    for e in chain:
         if isinstance(e, OmegaConfBaseException):
             key = getattr(e, "full_key", None) or ""
-            msg = _first_line(getattr(e, "msg", None) or str(e))
-            return ConfigError(key, _tidy(msg))
+            msg = _tidy(_first_line(getattr(e, "msg", None) or str(e)))
+            if msg.startswith("Key '") and " not in " in msg:
+                msg += did_you_mean(msg.split("'")[1], _known_keys(e))
+            return ConfigError(key, msg)
     for e in chain:
         if isinstance(e, MissingConfigException):
             text = str(e).split("Config search path")[0]
             text = re.sub(r"^In '[^']*': ", "", text.strip())
             text = re.sub(r"\s*\nAvailable options", ". Available options", text)
-            return ConfigError(_missing_key(e), _tidy(text))
+            return ConfigError(_missing_key(e), _tidy(text) + _option_hint(e))
         if isinstance(e, OverrideParseException):
             override = getattr(e, "override", "") or ""
             key = override.partition("=")[0] if "=" in override else override
@@ -240,6 +290,29 @@ def _missing_key(e: BaseException) -> str:
     if m:
         return m.group(1).rsplit("/", 1)[0].lstrip("/") if "/" in m.group(1) else m.group(1)
     return getattr(e, "missing_cfg_file", "") or ""
+
+
+def _known_keys(e: BaseException) -> list[str]:
+    """The keys the node of an OmegaConf "Key 'x' not in 'Cls'" error does have."""
+    import dataclasses
+
+    cls = getattr(e, "object_type", None)
+    if cls is not None and dataclasses.is_dataclass(cls):
+        return [f.name for f in dataclasses.fields(cls)]
+    parent = getattr(e, "parent_node", None)
+    try:
+        return [str(k) for k in parent.keys()] if parent is not None else []
+    except Exception:  # noqa: BLE001 - only the hint is lost
+        return []
+
+
+def _option_hint(e: BaseException) -> str:
+    """`` (did you mean 'x'?)`` for ``Could not find 'group/opton'``."""
+    m = re.search(r"Could not (?:find|load) '([^']+)'", str(e))
+    options = getattr(e, "options", None) or []
+    if not m or not options:
+        return ""
+    return did_you_mean(m.group(1).rsplit("/", 1)[-1], options)
 
 
 def _tidy(msg: str) -> str:

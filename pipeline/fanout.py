@@ -316,13 +316,13 @@ def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
 
 def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,
             on_result: Callable[[int, RunOutput], None], label: str = "sweep",
-            skipped: int | None = None) -> SweepProgress:
+            skipped: int | None = None, names: dict | None = None) -> SweepProgress:
     """Execute every spec (Ray if ``cfg.enabled``), calling ``on_result`` as each ends;
     SIGTERM and Ctrl-C become ``Interrupted`` (after the results so far are written;
     a write under way completes first - ``pipeline.signals``)."""
     use_ray = cfg is not None and cfg.enabled and len(specs) > 0
     started = init_ray(cfg) if use_ray else False   # a bad address: an error before any output
-    progress = SweepProgress(len(specs), label, skipped=skipped)
+    progress = SweepProgress(len(specs), label, skipped=skipped, names=names)
     try:
         # installed after ray.init, over its own SIGTERM handler (sys.exit); restored after
         with StopSignals() as stop, progress:
@@ -386,16 +386,15 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
             raise OutputError(s.results.dir, ex) from None
         results[todo[j]] = res
 
-    run_all([specs[i] for i in todo], ray_cfg, on_result, label, skipped=skipped)
+    from .naming import spec_names
+
+    names = dict(zip((s.config_hash for s in specs), spec_names(specs)))
+    run_all([specs[i] for i in todo], ray_cfg, on_result, label, skipped=skipped, names=names)
 
     if specs and specs[0].results.summary:
-        from .query import print_table, sweep_summary
+        from .summary import print_sweep_summary
 
-        root = specs[0].results.dir
-        hashes = sorted({s.config_hash for s in specs})
-        scales = ", ".join(f"{x:g}" for x in sorted({s.run.scale for s in specs}))
-        print_table(sweep_summary(root, hashes), out=out,
-                    title=f"{len(hashes)} run(s) under {root}/ at run.scale {scales}")
+        print_sweep_summary(specs, out)
     failed = [results[i] for i in todo if i in results and results[i].status != "ok"]
     if failed:
         err = failed[0].tables["summary"].column("error")[0].as_py()

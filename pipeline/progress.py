@@ -22,8 +22,9 @@ class SweepProgress:
     """Counts runs and shows them; use as a context manager."""
 
     def __init__(self, total: int, label: str = "sweep", stream=None, live: bool | None = None,
-                 skipped: int | None = None) -> None:
+                 skipped: int | None = None, names: dict | None = None) -> None:
         self.total = total
+        self.names = names or {}     # config hash -> the run's name (pipeline.naming)
         self.skipped = skipped
         self.label = label
         self.stream = stream or sys.stderr
@@ -46,6 +47,7 @@ class SweepProgress:
             self.failed += 1
         if not self.live:
             status = "ok" if ok else "FAILED"
+            what = self.names.get(what, what)
             print(f"[{self.done}/{self.total}] {status} {what} ({wall_s:.1f} s; failed "
                   f"{self.failed}, running {self.running}, eta {_fmt_s(self.eta())})",
                   file=self.stream, flush=True)
@@ -73,13 +75,28 @@ class SweepProgress:
             from rich.console import Console
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
+            from rich.table import Column
 
+            def fixed(width: int) -> Column:
+                return Column(no_wrap=True, min_width=width)
+
+            digits = len(str(self.total))
+
+            # At 80 columns the counts, elapsed time and ETA keep their width; the label
+            # is elided and the bar shrinks first.
+            console = Console(file=self.stream)
+            counts = (2 * digits + 1) + 8 + 9 + 7 + 3 + 7 + 7     # their text, 7 gaps
+            label_w = max(8, console.width - counts - 10)         # a bar of 10 or more
             self._progress = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("failed [red]{task.fields[failed]}[/]"),
-                TextColumn("running {task.fields[running]}"),
-                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                console=Console(file=self.stream), transient=False)
+                TextColumn("[bold]{task.description}", table_column=Column(
+                    no_wrap=True, overflow="ellipsis", max_width=label_w)),
+                BarColumn(bar_width=None, table_column=Column(min_width=5)),
+                MofNCompleteColumn(table_column=fixed(2 * digits + 1)),
+                TextColumn("failed [red]{task.fields[failed]}[/]", table_column=fixed(8)),
+                TextColumn("running {task.fields[running]}", table_column=fixed(9)),
+                TimeElapsedColumn(table_column=fixed(7)), TextColumn("eta", table_column=fixed(3)),
+                TimeRemainingColumn(table_column=fixed(7)),
+                console=console, transient=False)
             self._progress.start()
             self._task = self._progress.add_task(self.label, total=self.total, **self._fields())
         else:

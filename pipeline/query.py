@@ -23,7 +23,7 @@ column, ``{{config_cols}}`` as the experiment's varying parameter columns).
 from __future__ import annotations
 
 import argparse
-import math
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -34,7 +34,7 @@ import duckdb
 from . import best
 from .best import BestError
 from .columns import is_param
-from .errors import EXIT_CONFIG, ConfigError, check_output_file
+from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
@@ -51,6 +51,8 @@ class QueryError(RuntimeError):
 class Result:
     columns: list[str]
     rows: list[tuple]
+    key: int = 0                       # leading columns that name a row (repeated if split)
+    optional_from: int | None = None   # columns from here on may be left out when narrow
 
 
 # -- connection and views ---------------------------------------------------------------
@@ -141,7 +143,15 @@ def run_sql(con, sql: str, params: dict | None = None) -> Result:
         cols = [d[0] for d in rel.description] if rel.description else []
         return Result(cols, rel.fetchall() if cols else [])
     except duckdb.Error as ex:
-        raise QueryError(str(ex).splitlines()[0]) from None
+        raise QueryError(duckdb_message(ex)) from None
+
+
+def duckdb_message(ex: Exception) -> str:
+    """DuckDB's error in one line: its first line, with its ``Candidate bindings:`` hint
+    (the columns closest to a misspelt one) kept."""
+    lines = [ln.strip() for ln in str(ex).splitlines() if ln.strip()]
+    hint = next((ln for ln in lines[1:] if ln.startswith("Candidate bindings:")), None)
+    return lines[0] + (f" ({hint})" if hint else "") if lines else str(ex)
 
 
 def named(con, name: str, experiment: str | None = None, metric: str | None = None,
@@ -172,54 +182,20 @@ def named(con, name: str, experiment: str | None = None, metric: str | None = No
 
 
 # -- the table printed after a run or sweep -------------------------------------------------
-def sweep_summary(root: str | Path, hashes: list[str]) -> Result:
-    """Varying parameters, status and headline metrics of the runs ``hashes``."""
-    con = connect(root)
-    where = "config_hash IN (SELECT unnest($hashes))"
-    p = {"hashes": list(hashes)}
-    vary = varying_params(con, where, p, skip=())
-    cols = columns(con)
-    metrics = [c for c in cols if HEADLINE.match(c)]
-    if metrics:  # drop metrics that are zero or null in every selected run
-        nz = con.execute("SELECT " + ", ".join(f"bool_or(coalesce({quote(c)}, 0) <> 0)" for c in metrics)
-                         + f" FROM runs WHERE {where}", p).fetchone()
-        metrics = [c for c, keep in zip(metrics, nz) if keep]
-    select = ["experiment", "config_hash"] + vary + ["status"] + metrics + ["wall_seconds"]
-    order = ", ".join(quote(c) for c in vary) or "config_hash"
-    sql = (f"SELECT {', '.join(quote(c) for c in select)} FROM runs WHERE {where} "
-           f"ORDER BY experiment, {order}")
-    return run_sql(con, sql, p)
+def sweep_summary(root, hashes, headline=(), prefer=()) -> Result:
+    """``pipeline.summary.sweep_summary`` (the end-of-sweep table's rows)."""
+    from .summary import sweep_summary as summary
+
+    return summary(root, hashes, headline, prefer)
 
 
 # -- output ------------------------------------------------------------------------------------
-def _cell(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        a = abs(v)
-        if a >= 1000:
-            return f"{v:,.1f}"
-        if a >= 1 or a == 0:
-            return f"{v:.2f}"
-        return f"{v:.4g}"
-    return str(v)
+def print_table(res: Result, out=None, title: str | None = None, width: int | None = None) -> None:
+    """``res`` as a table that fits the terminal (``pipeline.table``)."""
+    from .table import print_table as show
 
-
-def print_table(res: Result, out=None, title: str | None = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    out = out or sys.stdout
-    table = Table(title=title, title_justify="left", show_lines=False)
-    for c in res.columns:
-        table.add_column(c, overflow="fold")
-    for row in res.rows:
-        table.add_row(*(_cell(v) for v in row))
-    width = None if out.isatty() else max(80, 1 + sum(
-        max([len(c)] + [len(_cell(r[i])) for r in res.rows]) + 3 for i, c in enumerate(res.columns)))
-    Console(file=out, width=width, force_terminal=False).print(table)
+    show(res.columns, res.rows, out=out, title=title, key=res.key,
+         optional_from=res.optional_from, width=width)
 
 
 def export(con, sql: str, params: dict, path: str, fmt: str) -> None:
@@ -233,8 +209,17 @@ def export(con, sql: str, params: dict, path: str, fmt: str) -> None:
 
 
 # -- command line ----------------------------------------------------------------------------
+def check_export_path(path: str, opt: str) -> None:
+    """``ConfigError(opt, ...)`` unless ``path`` can be written: its directory must exist
+    (a query does not create directories; a typo in one is caught before the query runs)."""
+    parent = Path(path).expanduser().absolute().parent
+    if not os.path.lexists(parent):
+        raise ConfigError(opt, f"directory {str(parent)!r} does not exist")
+    check_output_file(path, opt)
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="python -m pipeline.query",
         description="Run SQL or a named query over all results with DuckDB and print a table.")
     ap.add_argument("query", nargs="?", help="SQL text, or the name of a query in pipeline/queries/")
@@ -253,13 +238,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="bind $NAME in the query")
     ap.add_argument("--csv", metavar="FILE", help="also write the result as CSV")
     ap.add_argument("--parquet", metavar="FILE", help="also write the result as Parquet")
+    ap.add_argument("--config-dir", action="append", default=[], metavar="DIR",
+                    help="best: where your own experiment's YAML is (its sweep's first "
+                         "values are the default baseline)")
     ap.add_argument("--list", action="store_true", help="list the named queries")
     ap.add_argument("--show-sql", action="store_true", help="print the SQL that is run")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as ex:   # --help (0), a mistake (2, one line printed)
+        return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
     if args.list or args.query is None:
         print(f"{'best':14s} which configuration of --experiment is best by --metric, and by "
               "how much (mean/std/n over seeds, x_baseline, x_worst, margin_pct)")
@@ -271,7 +262,11 @@ def main(argv: list[str] | None = None) -> int:
             raise QueryError("the query is empty: give SQL text or the name of a query (--list)")
         for opt, path in (("--csv", args.csv), ("--parquet", args.parquet)):
             if path is not None:   # before the table is printed
-                check_output_file(path, opt)
+                check_export_path(path, opt)
+        for d in args.config_dir:
+            if not Path(d).is_dir():
+                raise ConfigError("--config-dir", f"{d!r} is not a directory")
+        best.CONFIG_DIRS[:] = [Path(d) for d in args.config_dir]
         params = {}
         for kv in args.param:
             if "=" not in kv:

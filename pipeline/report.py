@@ -15,11 +15,17 @@ reference cases it runs.
 Published overlays: the reference rows of the experiment (``data/reference/*.csv``
 plus ``--reference``) are composed at the sweep's ``run.scale`` and matched to the
 runs by config hash; a sweep that contains a reference case shows its published
-value beside the simulated one.
+value beside the simulated one - unless the run is below the experiment's valid
+scale (``run.below_valid_scale``).
+
+An experiment without a style (an ad-hoc sweep under ``run.name``, a user's own
+experiment, ``myisam_nr_requests``) is drawn by ``pipeline.plots.facets``: its
+``meta.headline`` metrics, faceted by the parameters that vary, short labels, within
+2000 px. ``pipeline.report_group_commit`` draws a different figure of E2 under a
+different name (``group_commit_tps_by_concurrency.png``).
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass, field, replace
@@ -27,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import reference
-from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
+from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file, one_line
 from .plots.common import Overlay, label_of, scale_note, varying
 
 
@@ -64,7 +70,7 @@ _RA_COLS = ("workload.read_ahead", "workload.aio_pages_per_submit",
 class Style:
     """How an experiment is drawn."""
 
-    kind: str                                   # bars | lines | cdf
+    kind: str                                   # bars | lines | cdf | facets
     title: str
     metrics: tuple[str, ...] = ()               # panels (reference metrics are added)
     x: str | None = None                        # lines: the x parameter
@@ -140,7 +146,13 @@ HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm|scan_s|syncs_per_s)|
 
 
 def style_for(experiment: str) -> Style:
-    return STYLES.get(experiment) or Style("bars", f"experiment {experiment}")
+    """The experiment's style; without one, panels of its ``meta.headline`` metrics
+    faceted by the parameters that vary (``pipeline.plots.facets``)."""
+    if experiment in STYLES:
+        return STYLES[experiment]
+    from .best import headline
+
+    return Style("facets", f"experiment {experiment}", metrics=tuple(headline(experiment)))
 
 
 def needs_details(experiment: str) -> bool:
@@ -152,7 +164,11 @@ def _panels(style: Style, rows: list[dict], overlays: Sequence[Overlay],
     if metrics:
         return list(metrics)
     present = set().union(*(r.keys() for r in rows)) if rows else set()
-    out = [m for m in style.metrics if m in present]
+    import fnmatch
+
+    out = list(dict.fromkeys(c for m in style.metrics for c in sorted(present)
+                             if fnmatch.fnmatchcase(c, m)
+                             and any(r.get(c) not in (None, 0, 0.0) for r in rows)))
     for o in overlays:
         if o.metric not in out and o.metric in present:
             out.append(o.metric)
@@ -200,6 +216,13 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
     notes = notes_from_checks(checks)
     panels = [] if style.kind == "cdf" else _panels(style, rows, overlays, metrics)
+    if style.kind == "facets":
+        from .naming import key_columns, swept_keys
+        from .plots import facets
+
+        keys = key_columns(rows, list(dict.fromkeys(c for r in rows for c in r)),
+                           swept_keys([experiment]))
+        return facets.draw(rows, panels, path, style.title, keys, notes=notes)
     vary = varying(rows)
     label = None
     if style.label is not None:
@@ -252,7 +275,8 @@ def reference_overlays(experiment: str, rows: list[dict], files: Sequence[Path])
     scales = {r.get("run.scale") for r in rows}
     scale = scales.pop() if len(scales) == 1 else None
     _, where = plan(refs, scale, "outputs", build=False)
-    hashes = {r.get("config_hash") for r in rows}
+    # a run below its experiment's valid scale says nothing about the published figure
+    hashes = {r.get("config_hash") for r in rows if not r.get("run.below_valid_scale")}
     out = []
     for ref in refs:
         case = where.get(ref.id)
@@ -271,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pipeline.report",
+    ap = OneLineParser(prog="python -m pipeline.report",
                                  description="Draw the publication-style plot of an experiment's runs.")
     ap.add_argument("--experiment", required=True, help="experiment name (results of any sweep of it)")
     ap.add_argument("--results", default="outputs", help="results root (default: outputs)")
@@ -280,10 +304,19 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--reference", action="extend", nargs="+", default=[], metavar="FILE",
                     help="extra reference CSV files for published overlays")
     ap.add_argument("--no-reference", action="store_true", help="no published overlays")
+    ap.add_argument("--config-dir", action="append", default=[], metavar="DIR",
+                    help="where your own experiment's YAML is (as pipeline.run --config-dir): "
+                         "its meta.headline picks the panels")
     try:
         args = ap.parse_args(argv)
     except SystemExit as ex:
         return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
+    for d in args.config_dir:
+        if not Path(d).is_dir():
+            raise ConfigError("--config-dir", f"{d!r} is not a directory")
+    from . import best
+
+    best.CONFIG_DIRS[:] = [Path(d) for d in args.config_dir]
     if not Path(args.results).is_dir():
         raise ConfigError("--results", f"{args.results!r} is not a directory"
                           if Path(args.results).exists() else f"no such directory {args.results!r}")

@@ -9,7 +9,7 @@ other parameter that varies among the runs (``engine.sync_binlog``, a swept
 ``cpu.wakeup_us``, ...), named in the line's label, so no line mixes runs of
 different settings.
 
-    python -m pipeline.report_group_commit                      # outputs/group_commit.png
+    python -m pipeline.report_group_commit    # outputs/report/group_commit_tps_by_concurrency.png
     python -m pipeline.report_group_commit --split device.sda.battery_backed --out e2.png
 
 ``plot(rows, path)`` draws from plain dicts (keys ``case``, ``split``, ``concurrency``,
@@ -119,13 +119,18 @@ def plot(rows: list[dict], path: str | Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", default="outputs", help="results directory")
-    ap.add_argument("--out", default="outputs/group_commit.png")
+    ap.add_argument("--out", default=None,
+                    help="PNG path (default: <results>/report/group_commit_<metric>_by_concurrency.png; "
+                         "pipeline.report's figure of the sweep is <results>/report/group_commit.png)")
     ap.add_argument("--metric", default="mysqlslap.tps")
     ap.add_argument("--split", default=None,
                     help="parameter column for the panels (default: a varying device.* column)")
     args = ap.parse_args(argv)
     from .query import QueryError
 
+    if args.out is None:
+        args.out = str(Path(args.results) / "report" /
+                       f"group_commit_{args.metric.rsplit('.', 1)[-1]}_by_concurrency.png")
     try:
         check_output_file(args.out, "--out")
         try:

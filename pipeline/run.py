@@ -32,12 +32,43 @@ import sys
 from pathlib import Path
 
 from .errors import (EXIT_CONFIG, EXIT_FAILED, Abort, ConfigError, Interrupted, OutputError,
-                     SweepFailed, describe, one_line)
+                     SweepFailed, describe, did_you_mean, one_line)
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+# A user's own experiments and device presets, kept out of git (.gitignore): searched
+# after conf/ like a --config-dir (conf/local/experiment/mine.yaml is experiment=mine).
+LOCAL_DIR = CONF_DIR / "local"
+
+
+def searchpath_override(extra: list[Path] | tuple = ()) -> str | None:
+    """``hydra.searchpath=[file://...]`` adding ``extra`` directories and ``conf/local/``
+    (when it exists) after ``conf/``; None when there are none."""
+    dirs = [Path(d).resolve() for d in extra] + ([LOCAL_DIR] if LOCAL_DIR.is_dir() else [])
+    if not dirs:
+        return None
+    def quoted(d: Path) -> str:   # a path with spaces or commas stays one element
+        return "'file://" + str(d).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    return "hydra.searchpath=[" + ",".join(quoted(d) for d in dirs) + "]"
 
 # Flags of this app (not Hydra's): each is an override of the launcher's settings.
 FLAGS = {"--rerun": "hydra.launcher.rerun=true", "--dry-run": "hydra.launcher.dry_run=true"}
+# Hydra's own command-line options (hydra/_internal/utils.py get_args_parser)
+HYDRA_FLAGS = ("--help", "-h", "--hydra-help", "--version", "--cfg", "-c", "--resolve",
+               "--package", "-p", "--run", "-r", "--multirun", "-m", "--shell-completion",
+               "-sc", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
+               "--experimental-rerun", "--info", "-i")
+
+
+def check_flags(argv: list[str]) -> None:
+    """``ConfigError`` naming an option that is neither Hydra's nor this app's, with the
+    closest known one (argparse would print its whole usage)."""
+    known = (*FLAGS, *HYDRA_FLAGS)
+    for a in argv:
+        if a.startswith("-") and a.split("=", 1)[0] not in known:
+            flag = a.split("=", 1)[0]
+            raise ConfigError(flag, "unknown option" + did_you_mean(
+                flag, [k for k in known if k.startswith("--")]))
 
 
 def task(cfg) -> None:
@@ -101,7 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["HYDRA_FULL_ERROR"] = "1"
     register()
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        check_flags(argv)
+    except ConfigError as ex:
+        print(one_line(f"error: {ex}"), file=sys.stderr)
+        return EXIT_CONFIG
     argv = [a for a in argv if a not in FLAGS] + [FLAGS[a] for a in dict.fromkeys(argv) if a in FLAGS]
+    local = searchpath_override()
+    if local and not any(a.startswith("hydra.searchpath") for a in argv):
+        argv.append(local)
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(task)
     saved = sys.argv
     sys.argv = [saved[0] if saved else "pipeline.run"] + argv

@@ -16,8 +16,9 @@ model's ``__post_init__`` still runs when ``pipeline.spec`` builds the dataclass
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -25,6 +26,8 @@ from models.block import BlockConfig
 from models.checks import MAX_SECONDS, above, at_least, at_most
 from models.engine.cpu import CPUConfig
 from models.fs import FsConfig, PageCacheConfig
+
+from .columns import is_param
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,17 @@ class RunConfig:
     - ``case``: the name of a case of an experiment whose runs are a list of cases
       rather than a grid (set by ``conf/case/<experiment>/<case>.yaml``); a label for
       queries (``GROUP BY "run.case"``) that changes nothing in the simulation.
+    - ``name``: the name results are kept under (``outputs/experiment=<name>/``, the
+      ``experiment`` column) instead of the ``experiment=`` choice, or ``default`` when
+      there is none: an ad-hoc sweep gets a name of its own. No parameter: not a
+      column, not in the config hash.
     """
 
     seed: int = 0
     scale: float = 1.0
     duration_s: float = 0.0
     case: str = ""
+    name: str = ""
 
     def __post_init__(self) -> None:
         if self.seed < 0:
@@ -56,6 +64,9 @@ class RunConfig:
             raise ValueError(f"scale: must be in (0, 1], got {self.scale}")
         at_least(self, 0, "duration_s")
         at_most(self, MAX_SECONDS, "duration_s")
+        if self.name and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", self.name):
+            raise ValueError(f"name: letters, digits, '_', '.', '-' (a directory name), "
+                             f"got {self.name!r}")
 
 
 @dataclass(frozen=True)
@@ -99,13 +110,21 @@ class MetaConfig:
       ``pipeline.validate`` does not compare it. 0 (the default): any scale is valid
       (ad-hoc runs, experiments without a published effect, raw-device jobs that
       ignore ``run.scale``).
+    - ``headline``: the metric columns that answer the experiment's question
+      (``full_scan.scan_s``, ``mysqlslap.tps``; ``*`` globs, ``sfr_stall.sfr_lat_p99_ms``):
+      the end-of-sweep table shows them first, after the parameters that vary.
     """
 
     min_scale: float = 0.0
+    headline: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         at_least(self, 0, "min_scale")
         at_most(self, 1, "min_scale")
+        for i, name in enumerate(self.headline):
+            if not isinstance(name, str) or not name or is_param(name):
+                raise ValueError(f"headline[{i}]: must name a metric column (not a "
+                                 f"parameter), got {name!r}")
 
 
 @dataclass

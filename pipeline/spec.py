@@ -46,7 +46,8 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from . import coerce, inputs, registry
-from .errors import ConfigError, describe, from_value_error
+from .errors import ConfigError, describe, did_you_mean, from_value_error
+from .naming import ad_hoc_overrides
 from .scaling import effective_parameters
 from .schema import NOT_PARAMETERS, MetaConfig, ResultsConfig, RunConfig
 
@@ -104,6 +105,7 @@ class RunSpec:
     mounts: tuple[MountSpec, ...] = ()    # one filesystem per device holding files
     page_cache: PageCacheConfig | None = None   # shared by the mounts
     meta: MetaConfig = MetaConfig()       # the experiment's declarations (not parameters)
+    overrides: tuple[str, ...] = ()       # keys set ad hoc (ad_hoc_overrides), sorted
 
     @property
     def seed(self) -> int:
@@ -124,7 +126,8 @@ class RunSpec:
     def labels(self) -> dict:
         """Summary-row columns derived from the spec that are no parameters (not in
         the config hash)."""
-        return {"run.below_valid_scale": self.below_valid_scale}
+        return {"run.below_valid_scale": self.below_valid_scale,
+                "run.overrides": " ".join(self.overrides)}
 
     @property
     def top_level(self) -> tuple[str, ...]:
@@ -163,7 +166,8 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
         raise ConfigError(f"{prefix}.type", f"missing; one of {', '.join(sorted(kinds))}")
     if typ not in kinds:
         known = ", ".join(sorted(kinds)) or "none registered"
-        raise ConfigError(f"{prefix}.type", f"unknown type {typ!r} (known: {known})")
+        raise ConfigError(f"{prefix}.type", f"unknown type {typ!r} (known: {known})"
+                          + did_you_mean(typ, kinds))
     taken = {}
     for k, default in (extras or {}).items():
         taken[k] = entry.pop(k, default)
@@ -173,7 +177,7 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
         name = entry.pop("preset")
         if name not in presets:
             raise ConfigError(f"{prefix}.preset", f"unknown preset {name!r} for {typ} "
-                              f"(known: {', '.join(sorted(presets))})")
+                              f"(known: {', '.join(sorted(presets))})" + did_you_mean(name, presets))
         taken["preset"] = name
         try:
             base = presets[name]()
@@ -286,6 +290,7 @@ def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSp
                fs: FsConfig | None = None, page_cache: PageCacheConfig | None = None) -> dict:
     p: dict = {}
     flatten_config("run", run, p)
+    del p["run.name"]      # where results are kept, not what is simulated
     overridden = {m.device: m.config for m in mounts if m.overridden}
     for d in sorted(devices, key=lambda d: d.name):
         p[f"device.{d.name}.type"] = d.type
@@ -329,8 +334,9 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
              "engine", "cpu", "workload", "hydra"}
     for key in cfg.keys():
         if key not in known:
-            raise ConfigError(str(key), "unknown top-level key")
+            raise ConfigError(str(key), "unknown top-level key" + did_you_mean(key, sorted(known)))
     run = _to_object(_container(cfg, "run"), RunConfig, "run")
+    experiment = run.name or experiment
     results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
     meta = _to_object(_container(cfg, "meta"), MetaConfig, "meta")
     block_raw = _container(cfg, "block") or {}
@@ -394,7 +400,7 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     params = effective_parameters(params, workload, run.scale)
     return RunSpec(experiment, run, results, devices, block, workload, params,
                    digest, code_version, engine, cpu if engine else None,
-                   placement, mounts, page_cache, meta)
+                   placement, mounts, page_cache, meta, ad_hoc_overrides(cfg))
 
 
 def _placement(raw: Any, used: list[str], top: list[str]) -> dict:
@@ -405,7 +411,8 @@ def _placement(raw: Any, used: list[str], top: list[str]) -> dict:
     for cls, dev in raw.items():
         key = f"placement.{cls}"
         if cls != "default" and cls not in classes:
-            raise ConfigError(key, f"unknown file class (known: default, {', '.join(classes)})")
+            raise ConfigError(key, f"unknown file class (known: default, {', '.join(classes)})"
+                              + did_you_mean(cls, ["default", *classes]))
         if not isinstance(dev, str) or dev.removeprefix("/dev/") not in top:
             raise ConfigError(key, f"{dev!r} is not a configured block device "
                                    f"(top-level devices: {', '.join(top)})")

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from . import reference as refmod
 from .errors import (EXIT_CONFIG, EXIT_FAILED, ConfigError, Interrupted, SweepFailed,
-                     check_output_dir, describe)
+                     OneLineParser, check_output_dir, describe)
 from .reference import Reference, ReferenceError
 from .validation_report import counts, kind_lines, print_table, summary_line, write_report
 
@@ -95,8 +95,19 @@ class Check:
 
 
 # -- planning ------------------------------------------------------------------------------
+# --config-dir: a user's own experiments and presets, searched after conf/ (and
+# conf/local/), as ``python -m pipeline.run --config-dir DIR`` does
+CONFIG_DIRS: list[Path] = []
+
+
+def experiment_dirs() -> list[Path]:
+    from .run import LOCAL_DIR
+
+    return [EXPERIMENTS_DIR] + [Path(d) / "experiment" for d in [*CONFIG_DIRS, LOCAL_DIR]]
+
+
 def experiment_exists(name: str) -> bool:
-    return (EXPERIMENTS_DIR / f"{name}.yaml").is_file()
+    return any((d / f"{name}.yaml").is_file() for d in experiment_dirs())
 
 
 def missing_experiment(name: str) -> str | None:
@@ -104,7 +115,7 @@ def missing_experiment(name: str) -> str | None:
     experiment's name is taken for a typo (bad input)."""
     if experiment_exists(name):
         return None
-    known = sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yaml"))
+    known = sorted({p.stem for d in experiment_dirs() for p in d.glob("*.yaml")})
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.85)
     if close:
         raise ValueError(f"unknown experiment {name!r} (did you mean {close[0]!r}?)")
@@ -113,7 +124,12 @@ def missing_experiment(name: str) -> str | None:
 
 def case_overrides(ref: Reference, scale: float | None, results_dir: str,
                    details: bool) -> list[str]:
+    from .run import searchpath_override
+
     out = [f"experiment={ref.experiment}", *ref.overrides]
+    search = searchpath_override(CONFIG_DIRS)
+    if search:
+        out.append(search)
     if scale is not None:
         out.append(f"run.scale={scale}")
     out += [f"results.dir={results_dir}", "results.summary=false"]
@@ -302,7 +318,7 @@ def evaluate(refs: list[Reference], where: dict) -> list[Check]:
 
 # -- command line ----------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="python -m pipeline.validate",
         description="Run every reference case, compare with the published figures, "
                     "print the table and write a report with plots.")
@@ -323,6 +339,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="run every case, even those whose results from this (clean) code "
                          "version exist")
     ap.add_argument("--list", action="store_true", help="list the rows and exit")
+    ap.add_argument("--config-dir", action="append", default=[], metavar="DIR",
+                    help="also search DIR for experiments and presets (as pipeline.run "
+                         "--config-dir; conf/local/ is searched anyway)")
     return ap
 
 
@@ -336,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.scale is not None and not 0 < args.scale <= 1:
             raise ReferenceError(f"--scale: must be in (0, 1], got {args.scale}")
+        for d in args.config_dir:
+            if not Path(d).is_dir():
+                raise ReferenceError(f"--config-dir: {d!r} is not a directory")
+        CONFIG_DIRS[:] = [Path(d).resolve() for d in args.config_dir]
         check_output_dir(args.results, "--results")
         if args.out:
             check_output_dir(args.out, "--out")

@@ -38,7 +38,7 @@ def table_rows(checks: list) -> list[tuple[str, ...]]:
 def print_table(checks: list, out=None, title: str | None = None) -> None:
     from .query import Result, print_table as show
 
-    show(Result(list(HEADER), table_rows(checks)), out=out or sys.stdout, title=title)
+    show(Result(list(HEADER), table_rows(checks), key=1), out=out or sys.stdout, title=title)
 
 
 def markdown_table(checks: list) -> str:

@@ -22,7 +22,8 @@ def test_min_scale_is_carried_on_the_spec_and_is_no_parameter(compose):
     assert low.below_valid_scale and not plain.below_valid_scale
     assert not any(k.startswith("meta.") for k in low.params)
     assert low.config_hash == plain.config_hash
-    assert low.labels == {"run.below_valid_scale": True}
+    assert low.labels["run.below_valid_scale"] is True
+    assert low.labels["run.overrides"] == plain.labels["run.overrides"]   # meta.* is no override
 
 
 def test_at_the_declared_scale_the_run_is_valid(compose):
@@ -60,7 +61,7 @@ def test_cli_prints_the_notice_once_before_running(tmp_path):
     assert res.returncode == 0, res.stderr
     lines = [ln for ln in res.stdout.splitlines() if "below the valid scale" in ln]
     assert len(lines) == 1 and "min_scale 0.5" in lines[0] and "run.scale=0.1" in lines[0]
-    assert res.stdout.index(lines[0]) < res.stdout.index("ok ")
+    assert res.stdout.index(lines[0]) < res.stdout.index("1 run(s) under")
     bad = run_cli("meta.min_scale=2", f"results.dir={tmp_path}/bad", *FAST)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "meta.min_scale" in bad.stderr and not (tmp_path / "bad").exists()
