@@ -69,6 +69,7 @@ class Flusher:
         self.flushed_lru = 0
         self.flushed_single = 0
         self.flushed_neighbors = 0
+        self.flushed_system = 0        # pages of the system tablespace (undo)
         self.list_batches = 0
         self.lru_batches = 0
         self.single_flushes = 0
@@ -176,8 +177,7 @@ class Flusher:
         if self.dblwr is not None:
             yield from self.dblwr.write_single()
         yield self.files.write(victim)
-        pool.write_complete(victim, True)
-        self.pages_flushed += 1
+        self._done(victim, True)
         self.flushed_single += 1
         if self.data_fsync:
             self.data_fsyncs += 1
@@ -194,6 +194,8 @@ class Flusher:
     def _done(self, page: int, evict: bool, _value=None) -> None:
         self.pool.write_complete(page, evict)
         self.pages_flushed += 1
+        if page >> 32 == 0:
+            self.flushed_system += 1
 
     def _write(self, pages: list[int], evict: bool):
         pool, files, sim = self.pool, self.files, self.sim
@@ -221,5 +223,6 @@ class Flusher:
     def stats(self) -> dict:
         return {"pages_flushed": self.pages_flushed, "flushed_list": self.flushed_list,
                 "flushed_lru": self.flushed_lru, "flushed_single": self.flushed_single,
-                "flushed_neighbors": self.flushed_neighbors, "list_batches": self.list_batches,
+                "flushed_neighbors": self.flushed_neighbors,
+                "flushed_system": self.flushed_system, "list_batches": self.list_batches,
                 "lru_batches": self.lru_batches, "single_flushes": self.single_flushes}

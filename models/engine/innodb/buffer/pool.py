@@ -139,6 +139,21 @@ class WritePool(MidpointLRU):
         self._insert(page)
         self.access(page)
 
+    def preload(self, pages) -> int:
+        """Put clean ``pages`` in free frames outside simulated time, as a buffer pool
+        dump loaded at startup leaves them (``innodb_buffer_pool_load_at_startup``);
+        returns the pages loaded."""
+        n = 0
+        for p in pages:
+            if self.free == 0:
+                break
+            if self.resident(p):
+                continue
+            self.free -= 1
+            self._insert(p)
+            n += 1
+        return n
+
     def modify(self, page: int, lsn: int) -> None:
         """A mini-transaction that changed a resident page committed at ``lsn``
         (``buf_flush_note_modification``)."""

@@ -24,6 +24,10 @@ range reads: record to MySQL row format, the handler call), ``sort_row_cycles`` 
 row of a filesort / DISTINCT), ``row_update_cycles`` (8,000: the in-place update and its
 redo), ``row_insert_cycles`` (10,000), ``row_delete_cycles`` (8,000),
 ``lock_rec_cycles`` of ``CommitConfig`` per row lock.
+
+``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
+write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
+a purge that keeps up.
 """
 from __future__ import annotations
 
@@ -66,7 +70,7 @@ class InnoDBServerConfig(CommitConfig):
     innodb_file_per_table: bool = True
     innodb_data_file_path: str = "ibdata1:12M:autoextend"
     innodb_thread_concurrency: int = 0
-    innodb_undo_pages: int = 4096
+    undo_ring_pages: int = 512
     # CPU per operation, cycles (module docstring)
     stmt_cycles: int = 50_000
     page_access_cycles: int = 600
@@ -109,7 +113,7 @@ class InnoDBServerConfig(CommitConfig):
         for key in ("innodb_read_io_threads", "innodb_write_io_threads"):
             if not 1 <= getattr(self, key) <= 64:
                 raise ValueError(f"{key}: must be in 1..64, got {getattr(self, key)}")
-        at_least(self, 64, "innodb_undo_pages")
+        at_least(self, 64, "undo_ring_pages")
         self.data_file()
 
     @property

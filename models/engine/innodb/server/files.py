@@ -1,7 +1,7 @@
 """The server's data files on the filesystem (``fil0fil.cc``, ``os0file.cc``).
 
 - ``system`` (ibdata1, the first file of ``innodb_data_file_path``): the doublewrite
-  buffer (pages 64..191), ``innodb_undo_pages`` undo pages from page 256, and - without ``innodb_file_per_table`` - the
+  buffer (pages 64..191), ``undo_ring_pages`` undo pages from page 256, and - without ``innodb_file_per_table`` - the
   tables. Space id 0.
 - ``tablespace``: one ``<table>.ibd`` per table with ``innodb_file_per_table`` (space
   ids from 1), placed on the filesystem ``placement.tablespace`` names.
@@ -37,7 +37,7 @@ class DataFiles:
         self.name, self.system_bytes, self.autoextend = cfg.data_file()
         self.files: dict[int, object] = {}       # space id -> File
         self.base: dict[int, int] = {}           # space id -> first page in its file
-        self.undo_pages = cfg.innodb_undo_pages
+        self.undo_pages = cfg.undo_ring_pages
         self.system_pages = max(self.system_bytes // PAGE_SIZE, UNDO_FIRST_PAGE + self.undo_pages)
         if self.system_pages * PAGE_SIZE > self.system_bytes and not self.autoextend:
             raise ValueError("innodb_data_file_path: ibdata1 must hold the doublewrite buffer "

@@ -17,7 +17,7 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   touches: ``update_index`` moves an entry (delete-mark at ``k``, insert at ``k+1``),
   ``insert`` / ``delete`` change one entry of every secondary index -, writes an undo
   record into the current undo page of ibdata1 (a new page every ~16 KB of undo,
-  reused round a ring of ``innodb_undo_pages``: purge is assumed to keep up), and
+  reused round a ring of ``undo_ring_pages``: purge is assumed to keep up), and
   appends its redo records (``REDO_BYTES`` + the undo record's) under
   ``log_sys->mutex``; the pages join the flush list at that LSN. The first change
   of a transaction starts it (``trx_start`` under ``kernel_mutex``) and assigns its undo
@@ -122,6 +122,21 @@ class InnoDBServer:
             self.files.add_table(space, t.name, layout.n_pages)
             self.tables[t.name] = layout
 
+    def preload(self) -> int:
+        """Warm pool: every table's upper B+tree levels, then leaves, in free frames until
+        the pool is full (``WritePool.preload``); call before ``start``. Returns pages."""
+        pages = []
+        for tbl in self.tables.values():
+            for ix in tbl.indexes.values():
+                for lvl in range(ix.height - 1, 0, -1):
+                    base = ix.base[lvl]
+                    n = 1 if lvl == ix.height - 1 else ix.level_pages[lvl]
+                    pages += [ix.space | (base + i) for i in range(n)]
+        for tbl in self.tables.values():
+            for ix in tbl.indexes.values():
+                pages += [ix.space | (ix.base[0] + i) for i in range(ix.n_leaves)]
+        return self.pool.preload(pages)
+
     def start(self) -> None:
         self.files.open()
         self.started = True
@@ -167,11 +182,11 @@ class InnoDBServer:
         """Generator: the undo page the record goes to (a new one when full)."""
         if self.undo_used + nbytes > PAGE_USABLE_BYTES:
             self.undo_seq += 1
-            page = UNDO_FIRST_PAGE + self.undo_seq % self.cfg.innodb_undo_pages
+            page = UNDO_FIRST_PAGE + self.undo_seq % self.cfg.undo_ring_pages
             self.undo_used = 0
             self.fresh.add(page)
         self.undo_used += nbytes
-        return UNDO_FIRST_PAGE + self.undo_seq % self.cfg.innodb_undo_pages
+        return UNDO_FIRST_PAGE + self.undo_seq % self.cfg.undo_ring_pages
 
     # -- transactions ---------------------------------------------------------------------
     def run(self, thd: int, trx: Transaction):
@@ -245,7 +260,6 @@ class InnoDBServer:
     def _change(self, thd: int, t: ServerTrx, tbl: TableLayout, op):
         cfg, cpu, pool = self.cfg, self.cpu, self.pool
         kind, pk = op.kind, op.key
-        yield from cpu.run(cfg.stmt_cycles)
         yield from self.locks.lock(t, (op.table, pk))
         latches = self.commit_path.latches
         if t.ctrx is None:
@@ -281,7 +295,7 @@ class InnoDBServer:
         if t.ctrx.undo is False:                    # trx_undo_assign_undo
             yield from latches._section(latches.rseg_mutex, cfg.undo_assign_cycles)
             t.ctrx.undo = True
-        yield from cpu.run(len(pages) * cfg.page_access_cycles + cfg.lock_rec_cycles
+        yield from cpu.run(cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + cfg.lock_rec_cycles
                            + cfg.undo_record_cycles + self._row_cycles[kind])
         yield from self._fix(changed)
         lsn = yield from self.redo.append(REDO_BYTES[kind] + undo_bytes, cfg.mtr_commit_cycles)

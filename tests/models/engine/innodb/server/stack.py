@@ -31,12 +31,12 @@ class Router:
 
 
 def build(tables=(TableDef("sbtest1", 20_000, 180, ("k",)),), device="ram",
-          cache_bytes="4g", cores=16, **cfg_kw):
+          cache_bytes="4g", cores=16, ram_MBps=5000.0, **cfg_kw):
     sim = Simulator()
     if device == "ssd":
         dev = SSD(sim, "sda", SSDConfig())
     else:
-        dev = RAM(sim, "sda", RAMConfig(capacity_bytes=8 * 2**30))
+        dev = RAM(sim, "sda", RAMConfig(capacity_bytes=8 * 2**30, bandwidth_MBps=ram_MBps))
     q = BlockQueue(sim, dev)
     cache = PageCache(sim, PageCacheConfig(memory_bytes=cache_bytes))
     fs = Filesystem(sim, FsConfig(type="ext4"), q, cache, name="sda")
@@ -47,7 +47,7 @@ def build(tables=(TableDef("sbtest1", 20_000, 180, ("k",)),), device="ram",
     return sim, srv, fs, q
 
 
-def clients(sim, srv, n, make_trx, duration_s, seed=1):
+def clients(sim, srv, n, make_trx, duration_s, seed=1, preload=False):
     """``n`` closed-loop clients, each running ``make_trx(rng, thread)`` until
     ``duration_s``; returns a dict with the count of transactions committed."""
     out = {"trx": 0, "lat_ns": []}
@@ -62,6 +62,8 @@ def clients(sim, srv, n, make_trx, duration_s, seed=1):
             out["lat_ns"].append(sim.now_ns - t0)
         return None
 
+    if preload:
+        srv.preload()
     srv.start()
     for i in range(n):
         sim.spawn(client(i), f"client{i}")
