@@ -9,7 +9,7 @@ SSD model, ext4 mounted nobarrier (as on a battery-backed controller), deadline;
 data. Prints one JSON line::
 
     python -m bench.bench_innodb_server [--time S] [--threads N] [--tables N]
-                                        [--table-size ROWS] [--profile]
+                                        [--table-size ROWS] [--device ssd|ram] [--profile]
 
 The target of issue 14 is ``--time 60 --threads 16 --tables 8 --table-size 1000000``
 in under 60 s of wall time on one core.
@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from models.block import BlockQueue
+from models.device.ram import RAM, RAMConfig
 from models.device.ssd import SSD, SSDConfig
 from models.engine.cpu import CPUConfig
 from models.engine.innodb import fs_open_file
@@ -51,9 +52,11 @@ def oltp_read_write(rng, tables: int, rows: int, range_size: int = 100) -> Trans
     return Transaction(tuple(ops))
 
 
-def run(time_s: float, threads: int, tables: int, table_size: int) -> dict:
+def run(time_s: float, threads: int, tables: int, table_size: int, device: str = "ssd") -> dict:
     sim = Simulator()
-    q = BlockQueue(sim, SSD(sim, "sda", SSDConfig()))
+    dev = (RAM(sim, "sda", RAMConfig(capacity_bytes=16 * 2**30)) if device == "ram"
+           else SSD(sim, "sda", SSDConfig()))
+    q = BlockQueue(sim, dev)
     cache = PageCache(sim, PageCacheConfig(memory_bytes="16g"))
     fs = Filesystem(sim, FsConfig(type="ext4", nobarrier=True), q, cache, name="sda")
     defs = [TableDef(f"sbtest{i + 1}", table_size, 180, ("k",)) for i in range(tables)]
@@ -88,7 +91,7 @@ def run(time_s: float, threads: int, tables: int, table_size: int) -> dict:
     wall_s = time.perf_counter() - w0
     srv.stop()
     st = srv.status()
-    return {"time_s": time_s, "threads": threads, "tables": tables, "table_size": table_size,
+    return {"device": device, "time_s": time_s, "threads": threads, "tables": tables, "table_size": table_size,
             "pool_pages": srv.pool.capacity, "data_pages": data_pages,
             "tps": done[0] / time_s, "page_accesses": st["Innodb_buffer_pool_read_requests"],
             "page_reads": st["Innodb_buffer_pool_reads"],
@@ -105,17 +108,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--tables", type=int, default=8)
     ap.add_argument("--table-size", type=int, default=1_000_000)
+    ap.add_argument("--device", choices=("ssd", "ram"), default="ssd")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args()
     if a.profile:
         prof = cProfile.Profile()
         prof.enable()
-        out = run(a.time, a.threads, a.tables, a.table_size)
+        out = run(a.time, a.threads, a.tables, a.table_size, a.device)
         prof.disable()
         print(json.dumps(out))
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return
-    print(json.dumps(run(a.time, a.threads, a.tables, a.table_size)))
+    print(json.dumps(run(a.time, a.threads, a.tables, a.table_size, a.device)))
 
 
 if __name__ == "__main__":

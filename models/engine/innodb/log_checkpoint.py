@@ -117,13 +117,17 @@ class LogCheckpointer:
                 advance = (2 * (age - self.max_modified_age_async)
                            if age > self.max_modified_age_async else 0)
             if advance:
-                if sync and t0 is None:
+                if not sync:
+                    # 5.1 / 5.5 past the async point: start a batch, do not wait for it
+                    if self.flusher.list_batch_end is None:
+                        self.async_preflushes += 1
+                        self.sim.spawn(self.flusher.flush_list_batch(1 << 30, oldest + advance),
+                                       "log_preflush_pool_modified_pages")
+                    break
+                if t0 is None:
                     t0 = self.sim.now_ns
                     self.sync_waits += 1
                 n = yield from self.flusher.flush_list_batch(1 << 30, oldest + advance)
-                if not sync:
-                    self.async_preflushes += 1
-                    break
                 if n is None:
                     yield from self.flusher.wait_list_batch()
                 elif n == 0:

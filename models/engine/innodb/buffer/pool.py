@@ -27,6 +27,8 @@ read-ahead (``innodb.read_ahead`` serves the full scan's pool).
 """
 from __future__ import annotations
 
+from itertools import islice
+
 from ....sim import Event
 from .lru import MidpointLRU
 
@@ -82,9 +84,7 @@ class WritePool(MidpointLRU):
         """``buf_LRU_scan_and_free_block``: free the first replaceable page of the
         ``limit`` pages at the LRU tail."""
         flush_list, io_fixed = self.flush_list, self.io_fixed
-        for i, page in enumerate(self.tail()):
-            if i >= limit:
-                break
+        for page in islice(self.tail(), limit):
             if page not in flush_list and page not in io_fixed:
                 self.evict(page)
                 return True
