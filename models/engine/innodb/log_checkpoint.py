@@ -27,9 +27,8 @@ the ``RedoLog`` of ``redo.py``.
   ``_2``, and the log file synced. The master thread also checkpoints periodically
   (``checkpoint_every_s``: 7 s in 5.6, 10 s before).
 
-Deliberately not modelled: the log-buffer-full wait (``Innodb_log_waits``: appends
-never outrun the margin write of ``RedoLog.append``), the archived log, several log
-groups, the checkpoint's own redo.
+Deliberately not modelled: the archived log, several log groups, the checkpoint's own
+redo. (The log-buffer-full wait, ``Innodb_log_waits``, is ``RedoLog.append``'s.)
 """
 from __future__ import annotations
 

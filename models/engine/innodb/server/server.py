@@ -351,7 +351,7 @@ class InnoDBServer:
             "Innodb_data_fsyncs": files.fsyncs + log_fsyncs,
             "Innodb_dblwr_writes": dblwr.writes if dblwr else 0,
             "Innodb_dblwr_pages_written": dblwr.pages_written if dblwr else 0,
-            "Innodb_log_waits": 0,
+            "Innodb_log_waits": redo.log_waits,
             "Innodb_log_writes": redo.file_writes,
             "Innodb_os_log_written": redo.bytes_written,
             "Innodb_os_log_fsyncs": log_fsyncs,

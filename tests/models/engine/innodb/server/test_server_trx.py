@@ -67,3 +67,18 @@ def test_insert_beyond_the_loaded_keys_creates_a_leaf_without_reading_it():
     assert done and srv.status()["Innodb_rows_inserted"] == 1
     assert srv.pool.pages_created >= 2                  # the new leaf and an undo page
     assert srv.pool.reads == reads0                     # warm pool: nothing read
+
+
+def test_a_log_buffer_too_small_for_the_records_makes_appends_wait():
+    from tests.models.engine.innodb.server.stack import clients, updates
+
+    def waits(buf):
+        # appends that arrive while a log write + fsync is in progress cannot write
+        # the buffer out (one writer at a time): a small buffer fills
+        sim, srv, fs, q = build(innodb_log_buffer_size=buf, log_bin=False, ram_MBps=20.0)
+        clients(sim, srv, 8, updates(n=8), 0.05, preload=True)
+        return srv.status()["Innodb_log_waits"], srv.status()["Com_commit"]
+
+    small, n_small = waits("8K")
+    large, n_large = waits("8M")
+    assert small > 10 and large == 0 and n_small > 0 and n_large > 0
