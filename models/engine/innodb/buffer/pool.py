@@ -6,7 +6,10 @@ list, page states (MySQL 5.6 ``buf0buf.cc``, ``buf0lru.cc``; one instance).
 - **Page states**: clean, dirty (on the flush list, with the LSN of its oldest
   unflushed change), I/O fixed (being read, or being written: a thread that wants to
   change a page under write waits for the write - the flush holds the block's S latch
-  - and the page cannot be evicted meanwhile).
+  - and the page cannot be evicted meanwhile). A change that lands while the write is
+  in flight (its mini-transaction latched the page before the flush did) makes the page
+  dirty again when the write completes, at the change's LSN (joining the flush list at
+  its young end, slightly out of LSN order).
 - **Flush list**: ordered by ``oldest_modification``. A page joins it when first
   dirtied, and the LSN only grows, so an insertion-ordered dict *is* that order
   (``buf_flush_insert_into_flush_list`` inserts at the head in LSN order); a page
@@ -50,6 +53,7 @@ class WritePool(MidpointLRU):
         self.newest: dict[int, int] = {}      # page -> newest_modification
         self.io_fixed: dict[int, Event] = {}  # pages being written -> write completion
         self.reading: dict[int, Event] = {}   # pages being read -> read completion
+        self.redirty: dict[int, int] = {}     # changed during their write -> LSN
         # SHOW GLOBAL STATUS counters
         self.read_requests = 0        # Innodb_buffer_pool_read_requests
         self.reads = 0                # Innodb_buffer_pool_reads
@@ -158,15 +162,23 @@ class WritePool(MidpointLRU):
         """A mini-transaction that changed a resident page committed at ``lsn``
         (``buf_flush_note_modification``)."""
         self.write_requests += 1
-        if page not in self.flush_list:
+        if page in self.io_fixed:
+            # changed while its write was in flight: dirty again once the write is done
+            self.redirty.setdefault(page, lsn)
+        elif page not in self.flush_list:
             self.flush_list[page] = lsn
         self.newest[page] = lsn
 
     def write_complete(self, page: int, evict: bool) -> None:
         """``buf_flush_write_complete``: clean, unfixed; an LRU flush frees the page."""
         self.flush_list.pop(page, None)
-        self.newest.pop(page, None)
         ev = self.io_fixed.pop(page)
+        lsn = self.redirty.pop(page, None)
+        if lsn is not None:
+            self.flush_list[page] = lsn
+            ev.succeed()
+            return
+        self.newest.pop(page, None)
         if evict and self.resident(page):
             self.evict(page)
         ev.succeed()

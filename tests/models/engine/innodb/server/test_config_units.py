@@ -59,3 +59,20 @@ def test_flush_list_is_in_oldest_modification_order_and_pages_stay_until_written
     assert list(pool.flush_list.items()) == [(pages[0], 100), (pages[1], 200), (pages[2], 300)]
     assert pool.oldest_modification() == 100 and pool.newest[pages[0]] == 400
     assert not pool.replaceable(pages[0]) and pool.replaceable(list(pool.old)[5])
+
+
+def test_a_change_during_the_write_keeps_the_page_dirty():
+    from models.sim import Event
+    sim, srv, fs, q = build(innodb_buffer_pool_size="8M")
+    pool = srv.pool
+    srv.preload()
+    a, b = list(pool.old)[:2]
+    pool.modify(a, 100)
+    pool.modify(b, 110)
+    for p in (a, b):
+        pool.io_fixed[p] = Event(sim)          # both being written
+    pool.modify(a, 500)                        # a changes meanwhile
+    pool.write_complete(a, evict=True)
+    pool.write_complete(b, evict=True)
+    assert pool.flush_list == {a: 500} and pool.resident(a)
+    assert not pool.resident(b)                # an LRU flush frees the clean page
