@@ -10,8 +10,10 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   ``buf_flush_LRU_tail``): up to ``innodb_lru_scan_depth`` pages from the LRU tail
   while the free list is shorter than that: clean pages are freed, dirty ones flushed
   and freed when their write completes.
-- **Single-page flush** (5.6 ``buf_flush_single_page_from_LRU``): a user thread that
-  found no free frame walks the LRU from its tail: a clean page is freed; the first
+- **A user thread without a free frame**: before 5.6 it runs an LRU batch itself
+  (``buf_flush_free_margin``: the ``BUF_FLUSH_FREE_BLOCK_MARGIN`` +
+  ``BUF_FLUSH_EXTRA_MARGIN`` = 186 pages at the tail) and waits for it; in 5.6 it does
+  a **single-page flush** (``buf_flush_single_page_from_LRU``): it walks the LRU from its tail: a clean page is freed; the first
   dirty, unfixed one is written alone - doublewrite single-page slot and ibdata1 sync,
   the page, its tablespace's sync - and freed.
 - **Neighbours** (``buf_flush_try_neighbors``): with ``innodb_flush_neighbors=1`` the
@@ -43,6 +45,8 @@ from ....sim import Event, all_of
 from .pool import WritePool
 
 BUF_READ_AHEAD_AREA = 64
+# BUF_FLUSH_FREE_BLOCK_MARGIN (5 + BUF_READ_AHEAD_AREA) + BUF_FLUSH_EXTRA_MARGIN (1/4 + 100)
+BUF_FLUSH_FREE_MARGIN_PAGES = (5 + BUF_READ_AHEAD_AREA) + (5 + BUF_READ_AHEAD_AREA) // 4 + 100
 AIO_SLOTS_PER_THREAD = 256
 
 
@@ -57,6 +61,7 @@ class Flusher:
         self.files = files
         self.redo = redo
         self.dblwr = dblwr
+        self.version = version
         self.neighbors = flush_neighbors if version == "5.6" or not flush_neighbors else 2
         self.write_slots = write_io_threads * AIO_SLOTS_PER_THREAD
         self.data_fsync = data_fsync
@@ -155,6 +160,23 @@ class Flusher:
         self.lru_batch_end = None
         ev.succeed()
         return len(chosen)
+
+    def free_margin(self):
+        """Generator: 5.1 / 5.5 ``buf_flush_free_margin``, run by a user thread that found
+        no free frame: an LRU batch over the ``BUF_FLUSH_FREE_BLOCK_MARGIN`` +
+        ``BUF_FLUSH_EXTRA_MARGIN`` pages at the tail (clean ones freed, dirty ones
+        written and freed), waited for; a batch already running is waited for."""
+        if self.lru_batch_end is not None:
+            yield self.lru_batch_end
+            return True
+        n = yield from self.lru_tail(BUF_FLUSH_FREE_MARGIN_PAGES)
+        return n > 0
+
+    def flush_for_free_frame(self):
+        """Generator: what a user thread without a free frame does, per version."""
+        if self.version == "5.6":
+            return (yield from self.single_page_flush())
+        return (yield from self.free_margin())
 
     def single_page_flush(self):
         """Generator: ``buf_flush_single_page_from_LRU``; returns True if a frame was freed

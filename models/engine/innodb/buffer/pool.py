@@ -17,8 +17,9 @@ list, page states (MySQL 5.6 ``buf0buf.cc``, ``buf0lru.cc``; one instance).
 - **Getting a free frame** (``buf_LRU_get_free_block``, 5.6): take one from the free
   list; else free a clean, unfixed page from the LRU tail (``buf_LRU_scan_and_free_block``:
   the first try scans ``BUF_LRU_SEARCH_SCAN_THRESHOLD`` = 100 pages, later tries the
-  whole list); else the user thread flushes a dirty page from the LRU tail itself
-  (``buf_flush_single_page_from_LRU``; ``Innodb_buffer_pool_wait_free``) and retries,
+  whole list); else the user thread flushes from the LRU tail itself
+  (``Innodb_buffer_pool_wait_free``; 5.6 one page, ``buf_flush_single_page_from_LRU``,
+  5.1 / 5.5 an LRU batch, ``buf_flush_free_margin``: ``flush.Flusher``) and retries,
   sleeping 10 ms between later tries.
 - **Reads**: a miss reads the page synchronously into a free frame (``buf_read_page``);
   a page already being read is waited for, not read twice. A page created without a
@@ -107,7 +108,7 @@ class WritePool(MidpointLRU):
             if n_iterations > 1:
                 yield FREE_RETRY_SLEEP_NS
             self.wait_free += 1
-            yield from self.flusher.single_page_flush()
+            yield from self.flusher.flush_for_free_frame()
             n_iterations += 1
 
     # -- page access ---------------------------------------------------------------------

@@ -155,3 +155,11 @@ def test_row_lock_waits_with_the_same_rows_none_with_disjoint_rows():
     disjoint = run(lambda i: (1 + 1000 * i, 1000 * (i + 1)))
     assert disjoint["Innodb_row_lock_waits"] == 0
     assert disjoint["Com_commit"] > same["Com_commit"]
+
+
+def test_before_5_6_a_thread_without_a_free_frame_runs_an_lru_batch_not_a_single_page():
+    r, srv, fs = _write_run(innodb_buffer_pool_size="8M", innodb_log_file_size="32M",
+                            version="5.5", commit_protocol="innodb_plugin_104")
+    st = srv.status()
+    assert st["Innodb_buffer_pool_wait_free"] > 0
+    assert srv.flusher.flushed_single == 0 and srv.flusher.flushed_lru > 100
