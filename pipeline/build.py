@@ -211,4 +211,6 @@ def simulate(spec: RunSpec) -> RunResult:
         details["iostat"] = sampler.rows
     if spec.results.details and hasattr(stack.workload, "detail"):
         details["requests"] = stack.workload.detail()   # columns (numpy arrays)
+    if spec.results.details and hasattr(stack.engine, "timeseries"):
+        details["engine"] = stack.engine.timeseries()   # one row per simulated second
     return RunResult(metrics, details, sim.now_ns, sim.events_processed)
