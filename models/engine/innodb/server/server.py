@@ -99,6 +99,9 @@ class InnoDBServer:
         self.next_trx_id = 0
         self._stmts: dict[int, Statement] = {}
         self.started = False
+        self._row_cycles = {"update_non_index": cfg.row_update_cycles,
+                            "update_index": cfg.row_update_cycles,
+                            "insert": cfg.row_insert_cycles, "delete": cfg.row_delete_cycles}
         # counters
         self.rows_read = 0
         self.rows_updated = 0
@@ -308,12 +311,6 @@ class InnoDBServer:
             self.rows_deleted += 1
         else:
             self.rows_updated += 1
-
-    @property
-    def _row_cycles(self) -> dict:
-        c = self.cfg
-        return {"update_non_index": c.row_update_cycles, "update_index": c.row_update_cycles,
-                "insert": c.row_insert_cycles, "delete": c.row_delete_cycles}
 
     def _stmt(self, n_sec: int) -> Statement:
         s = self._stmts.get(n_sec)
