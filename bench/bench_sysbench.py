@@ -7,7 +7,7 @@ InnoDB server is registered) the issue's speed case.
    ``<test>_client_events_per_cpu_s`` and ``..._us_per_event`` for each test.
 2. With ``--server``: ``oltp_read_write``, 16 threads, 8 tables x 1 M rows, 60
    simulated seconds, buffer pool a quarter of the data, through ``pipeline.build``
-   (``workload=sysbench engine=innodb``): wall and CPU seconds, simulated page
+   (``workload=sysbench engine=innodb_server_56``): wall and CPU seconds, simulated page
    accesses (``Innodb_buffer_pool_read_requests`` + ``_write_requests``) per wall
    second. ``--profile`` prints the top of a cProfile of that run (where time goes).
 
@@ -85,7 +85,7 @@ def server_case(pool: str, profile: bool) -> dict:
     register()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=[
-            "workload=sysbench", "engine=innodb", "workload.test=oltp_read_write",
+            "workload=sysbench", "engine=innodb_server_56", "workload.test=oltp_read_write",
             "workload.threads=16", "workload.tables=8", "workload.table_size=1000000",
             "workload.time=60", f"engine.innodb_buffer_pool_size={pool}"],
             return_hydra_config=True)

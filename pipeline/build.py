@@ -214,5 +214,7 @@ def simulate(spec: RunSpec) -> RunResult:
         details["iostat"] = sampler.rows
     if spec.results.details and hasattr(stack.workload, "detail"):
         details["requests"] = stack.workload.detail()   # columns (numpy arrays)
+    if spec.results.details and hasattr(stack.engine, "timeseries"):
+        details["engine"] = stack.engine.timeseries()   # one row per simulated second
     files = stack.workload.files() if hasattr(stack.workload, "files") else {}
     return RunResult(metrics, details, sim.now_ns, sim.events_processed, files)

@@ -21,7 +21,8 @@ strings live in YAML: adding a model means adding one line here.
 
 File classes (``placement`` keys) name the files a workload or an engine creates:
 ``data`` (a filesystem workload's test files), ``redo_log`` (``ib_logfile*``),
-``binlog`` (``mysql-bin.*`` and its index).
+``binlog`` (``mysql-bin.*`` and its index), ``tablespace`` (``*.ibd``), ``system``
+(``ibdata1``).
 """
 from __future__ import annotations
 
@@ -258,6 +259,36 @@ _innodb = _optional("models.engine.innodb")
 if _innodb is not None:
     ENGINES["innodb"] = EngineKind(_innodb.CommitConfig, _make_innodb_commit,
                                    files=("redo_log", "binlog"), metric_prefix="commit")
+
+
+def _make_innodb_server(sim, cfg, cpu_cfg, fs_of):
+    """The InnoDB server that writes: ibdata1 on ``placement.system``, the .ibd files on
+    ``placement.tablespace``, redo and binary logs as for the commit path. The buffer
+    pool must fit in the machine's memory (the page cache's ``memory_bytes``)."""
+    from models.engine.innodb import fs_open_file
+    from models.engine.innodb.server import make_innodb_server
+
+    sys_fs, ts_fs = fs_of("system"), fs_of("tablespace")
+    memory = sys_fs.cache.cfg.memory_pages * 4096
+    if cfg.pool_bytes > memory:
+        raise ValueError(f"innodb_buffer_pool_size: {cfg.innodb_buffer_pool_size} is larger "
+                         f"than the machine's memory (page_cache.memory_bytes, {memory} bytes)")
+    open_redo = fs_open_file(fs_of("redo_log"), cfg.log_files_cached)
+    open_binlog = fs_open_file(fs_of("binlog"), cfg.log_files_cached)
+
+    def open_file(name: str, size_bytes):
+        return (open_redo if name.startswith("ib_logfile") else open_binlog)(name, size_bytes)
+
+    return make_innodb_server(sim, cfg, cpu_cfg, sys_fs, ts_fs, FileRouter(), open_file)
+
+
+_server = _optional("models.engine.innodb.server")
+if _server is not None:
+    # the engine OLTP workloads (sysbench) run on: tables, buffer pool, flushing, redo
+    # checkpoints, doublewrite; its workload calls create_tables() itself
+    ENGINES["innodb_server"] = EngineKind(_server.InnoDBServerConfig, _make_innodb_server,
+                                          files=("tablespace", "system", "redo_log", "binlog"),
+                                          metric_prefix="innodb")
 _slap = _optional("models.workload.mysqlslap")
 if _slap is not None:
     WORKLOADS["mysqlslap"] = WorkloadKind(

@@ -95,6 +95,6 @@ def test_an_engine_that_is_no_server_is_one_line_exit_2(tmp_path, capfd, monkeyp
     out, err = capfd.readouterr()
     assert code == 2
     assert err.strip().splitlines() == [
-        "error: workload: sysbench runs on the InnoDB server (engine=innodb), not on "
+        "error: workload: sysbench runs on the InnoDB server (engine=innodb_server_56), not on "
         "MySQL51Builtin (no create_tables, run, status)"], err
     assert list(tmp_path.iterdir()) == []

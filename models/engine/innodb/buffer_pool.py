@@ -6,8 +6,8 @@ Modelled after MySQL 5.6 ``buf0buf.cc`` / ``buf0lru.cc`` / ``buf0rea.cc`` /
 ``os0file.cc``:
 
 - ``innodb_buffer_pool_size`` / 16 KB frames (control blocks not counted).
-- LRU with a midpoint: a page read from disk (by a query or by read-ahead) enters at
-  the head of the *old* sublist, which holds ``innodb_old_blocks_pct`` % of the list
+- LRU with a midpoint (``buffer.lru.MidpointLRU``): a page read from disk (by a query
+  or by read-ahead) enters at the head of the *old* sublist, which holds ``innodb_old_blocks_pct`` % of the list
   (``buf_LRU_old_adjust_len`` moves the boundary). An old page is made young (moved
   to the head of the list) when it is accessed ``innodb_old_blocks_time`` ms or more
   after its first access; a young page only when it has drifted into the older
@@ -35,7 +35,7 @@ mutex contention, the ``BUF_LRU_OLD_MIN_LEN`` special case for tiny pools, the
 """
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ from ...checks import at_least
 from ...device.request import READ, IORequest
 from ...sim import Event, Simulator
 from ...units import parse_size
+from .buffer.lru import MidpointLRU
 from .tablespace import PAGE_SIZE
 
 AIO_SLOTS_PER_THREAD = 256     # 8 * OS_AIO_N_PENDING_IOS_PER_THREAD with native aio
@@ -82,7 +83,7 @@ class BufferPoolConfig:
         return parse_size(self.innodb_buffer_pool_size, "innodb_buffer_pool_size")
 
 
-class BufferPool:
+class BufferPool(MidpointLRU):
     """Frames of one tablespace's pages; reads go to ``queue`` at ``file_offset``."""
 
     def __init__(self, sim: Simulator, cfg: BufferPoolConfig, queue: BlockQueue,
@@ -94,16 +95,10 @@ class BufferPool:
         self.file_offset = int(file_offset_bytes)
         self.page_kind = page_kind
         self.issuer = issuer
-        self.capacity = max(64, int(cfg.pool_bytes * scale) // PAGE_SIZE)
-        self.old_ratio = cfg.innodb_old_blocks_pct / 100.0
-        self.old_time_ns = cfg.innodb_old_blocks_time * 1_000_000
-        self.young: OrderedDict[int, None] = OrderedDict()   # LRU end first
-        self.old: OrderedDict[int, None] = OrderedDict()
+        super().__init__(sim, max(64, int(cfg.pool_bytes * scale) // PAGE_SIZE),
+                         cfg.innodb_old_blocks_pct, cfg.innodb_old_blocks_time)
         self.pending: dict[int, Event] = {}
-        self.first_access: dict[int, int] = {}
-        self.young_clock: dict[int, int] = {}
         self.prefetched: set[int] = set()
-        self.evictions = 0
         # aio slots for asynchronous reads
         self.aio_slots = cfg.innodb_read_io_threads * AIO_SLOTS_PER_THREAD
         self.aio_in_flight = 0
@@ -125,49 +120,9 @@ class BufferPool:
     def __len__(self) -> int:
         return len(self.young) + len(self.old) + len(self.pending)
 
-    def resident(self, page: int) -> bool:
-        return page in self.old or page in self.young
-
     def peek(self, page: int) -> bool:
         """In the pool or being read (``buf_page_peek``)."""
         return page in self.old or page in self.young or page in self.pending
-
-    def is_accessed(self, page: int) -> int:
-        """First access time (ns, >0) or 0 (``buf_page_is_accessed``)."""
-        return self.first_access.get(page, 0)
-
-    def is_old(self, page: int) -> bool:
-        return page in self.old
-
-    def recently_used(self, page: int) -> bool:
-        """Resident, accessed, and not too old (``buf_page_peek_if_young``)."""
-        t = self.first_access.get(page, 0)
-        if not t:
-            return False
-        if page in self.old:
-            return not (self.old_time_ns and self.sim.now_ns - t >= self.old_time_ns)
-        if page in self.young:
-            return not self._young_too_old(page)
-        return False
-
-    # -- LRU -------------------------------------------------------------------------------
-    def _young_too_old(self, page: int) -> bool:
-        return (self.evictions - self.young_clock.get(page, 0)
-                > self.capacity * (1.0 - self.old_ratio) / 4)
-
-    def _adjust_old(self) -> None:
-        """Keep the old sublist at innodb_old_blocks_pct of the list (+- 20 pages)."""
-        young, old = self.young, self.old
-        target = int((len(young) + len(old)) * self.old_ratio)
-        while len(old) < target - 20 and young:
-            page, _ = young.popitem(last=False)       # young's LRU end becomes old
-            old[page] = None
-            old.move_to_end(page)                     # ... at the old sublist's head
-        while len(old) > target + 20:
-            page = next(reversed(old))                # old head becomes young's tail
-            del old[page]
-            young[page] = None
-            young.move_to_end(page, last=False)
 
     def _evict_one(self) -> bool:
         victim_list = self.old if self.old else self.young
@@ -188,29 +143,6 @@ class BufferPool:
             if not self._evict_one():
                 return False
         return True
-
-    def _insert(self, page: int) -> None:
-        """A page read from disk enters at the midpoint."""
-        self.old[page] = None
-        self._adjust_old()
-
-    def access(self, page: int) -> bool:
-        """A thread uses a resident page; returns True on its first access."""
-        now = self.sim.now_ns
-        t = self.first_access.get(page)
-        if t is None:
-            self.first_access[page] = now or 1
-            return True
-        if page in self.old:
-            if self.old_time_ns == 0 or now - t >= self.old_time_ns:
-                del self.old[page]
-                self.young[page] = None
-                self.young_clock[page] = self.evictions
-                self._adjust_old()
-        elif page in self.young and self._young_too_old(page):
-            self.young.move_to_end(page)
-            self.young_clock[page] = self.evictions
-        return False
 
     # -- reads -----------------------------------------------------------------------------
     def _bio(self, page: int, on_done) -> IORequest:

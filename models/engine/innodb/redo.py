@@ -51,9 +51,8 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   which are not modelled here: the redo log behaves as with ``fsync``.
   ``ALL_O_DIRECT`` (Percona Server): log files opened O_DIRECT too, fsync still called.
 
-Deliberately not modelled: checkpoints and the checkpoint-age limits (dirty-page
-flushing belongs to the buffer pool), multiple log groups / log archiving, the
-log-buffer-full wait (``log_sys`` never fills here beyond the margin write), LSN
+Checkpoints and the checkpoint-age limits are ``log_checkpoint.py`` (with the buffer
+pool that writes). Deliberately not modelled: multiple log groups / log archiving, LSN
 wrap-around of the 64-bit counter, block checksums.
 """
 from __future__ import annotations
@@ -69,6 +68,7 @@ from ...units import parse_size
 LOG_BLOCK_HDR_SIZE = 12
 LOG_BLOCK_TRL_SIZE = 4
 LOG_FILE_HDR_BLOCKS = 4          # LOG_FILE_HDR_SIZE = 4 * OS_FILE_LOG_BLOCK_SIZE
+LOG_BUF_WRITE_MARGIN = 4 * 512   # 4 * OS_FILE_LOG_BLOCK_SIZE
 FLUSH_METHODS = ("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "ALL_O_DIRECT")
 
 
@@ -201,12 +201,21 @@ class RedoLog:
         self.flush_requests = 0       # write_up_to(flush=True) calls from transactions
         self.flush_waits = 0          # ... that waited for another thread's flush
         self.margin_writes = 0
+        self.log_waits = 0            # Innodb_log_waits: appends that found the buffer full
 
     # -- appending (mtr_commit -> log_write_low) -------------------------------------
     def append(self, nbytes: int, cycles: float = 0):
         """Append ``nbytes`` of log records holding ``log_sys->mutex`` for ``cycles``;
         returns their end LSN."""
         yield from self.cpu.lock(self.mutex, self.spin_ns)
+        # log_reserve_and_open: no room for the records in the log buffer - flush it
+        # and retry (Innodb_log_waits)
+        while (self.lsn - self._area_start(self.written_lsn) + LOG_BUF_WRITE_MARGIN
+               + 5 * nbytes // 4 > self.buf_bytes and self.lsn > self.written_lsn):
+            self.mutex.release()
+            self.log_waits += 1
+            yield from self.write_up_to(self.lsn, True, from_trx=False)
+            yield from self.cpu.lock(self.mutex, self.spin_ns)
         if cycles:
             yield from self.cpu.run(cycles)
         self.lsn = lsn_advance(self.lsn, nbytes, self.block)
@@ -341,7 +350,7 @@ class RedoLog:
             "fsyncs": self.fsyncs, "flushes": self.flushes,
             "flush_requests": self.flush_requests, "flush_waits": self.flush_waits,
             "group_size_avg": self.flush_requests / self.flushes if self.flushes else 0.0,
-            "margin_writes": self.margin_writes,
+            "margin_writes": self.margin_writes, "log_waits": self.log_waits,
             "mutex_contended": self.mutex.contended,
             "mutex_wait_s": self.mutex.wait_ns_total / 1e9,
         }

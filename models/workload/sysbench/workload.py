@@ -54,7 +54,7 @@ class Sysbench:
             raise ValueError(f"scale: must be > 0, got {scale}")
         missing = [m for m in ("create_tables", "run", "status") if not hasattr(server, m)]
         if missing:
-            raise ValueError(f"sysbench runs on the InnoDB server (engine=innodb), not on "
+            raise ValueError(f"sysbench runs on the InnoDB server (engine=innodb_server_56), not on "
                              f"{type(server).__name__} (no {', '.join(missing)})")
         self.sim, self.cfg, self.server = sim, cfg, server
         rng = rng if rng is not None else np.random.default_rng(0)

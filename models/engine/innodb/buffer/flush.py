@@ -1,0 +1,250 @@
+"""Writing dirty pages (``buf0flu.cc``): flush-list batches, LRU batches, the single-page
+flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file sync.
+
+- **Flush-list batch** (``buf_flush_list(min_n, lsn_limit)``): from the oldest end of
+  the flush list, pages whose ``oldest_modification`` is below ``lsn_limit`` until
+  ``min_n`` are taken (neighbours count). One flush-list batch runs at a time; a
+  caller that finds one running gets None and may wait for its end
+  (``buf_flush_wait_batch_end``).
+- **LRU batch** (5.6 ``buf_flush_LRU_list_batch``, the page cleaner's
+  ``buf_flush_LRU_tail``): up to ``innodb_lru_scan_depth`` pages from the LRU tail
+  while the free list is shorter than that: clean pages are freed, dirty ones flushed
+  and freed when their write completes.
+- **A user thread without a free frame**: before 5.6 it runs an LRU batch itself
+  (``buf_flush_free_margin``: the ``BUF_FLUSH_FREE_BLOCK_MARGIN`` +
+  ``BUF_FLUSH_EXTRA_MARGIN`` = 186 pages at the tail) and waits for it; in 5.6 it does
+  a **single-page flush** (``buf_flush_single_page_from_LRU``): it walks the LRU from its tail: a clean page is freed; the first
+  dirty, unfixed one is written alone - doublewrite single-page slot and ibdata1 sync,
+  the page, its tablespace's sync - and freed.
+- **Neighbours** (``buf_flush_try_neighbors``): with ``innodb_flush_neighbors=1`` the
+  dirty pages contiguous with the flushed one inside its 64-page area
+  (``BUF_READ_AHEAD_AREA``), with 2 every dirty page of the area; an LRU flush takes
+  only neighbours in the old sublist. Before 5.6 there is no variable and the whole
+  area is flushed (2); ``0`` turns neighbours off.
+- **Write-ahead rule** (``buf_flush_write_block_low``): the redo log is flushed up to
+  the batch's newest modification before any page of it is written.
+- **Writes**: with doublewrite the batch goes through the buffer in chunks of its
+  capacity (``dblwr.Doublewrite``): the copies written and synced, then the chunk's
+  pages written home, all submitted at once (asynchronous I/O: the block layer sees
+  them together and merges neighbours), their completions awaited before the buffer
+  is reused. Without doublewrite the whole batch is submitted at once, up to the
+  write I/O threads' slots (``innodb_write_io_threads`` x 256). At the end of the
+  batch every tablespace written is synced (``buf_dblwr_sync_datafiles`` /
+  ``fil_flush_file_spaces``), except with ``innodb_flush_method=nosync``.
+
+Deliberately not modelled: several buffer pool instances flushed in parallel, the
+``buf_pool->mutex`` / flush-list mutex, a flushed page's checksum CPU, the I/O threads'
+own scheduling (a write completes when the filesystem says so).
+"""
+from __future__ import annotations
+
+from functools import partial
+from itertools import islice
+
+from ....sim import Event, all_of
+from .pool import WritePool
+
+BUF_READ_AHEAD_AREA = 64
+# BUF_FLUSH_FREE_BLOCK_MARGIN (5 + BUF_READ_AHEAD_AREA) + BUF_FLUSH_EXTRA_MARGIN (1/4 + 100)
+BUF_FLUSH_FREE_MARGIN_PAGES = (5 + BUF_READ_AHEAD_AREA) + (5 + BUF_READ_AHEAD_AREA) // 4 + 100
+AIO_SLOTS_PER_THREAD = 256
+
+
+class Flusher:
+    """``files``: the server's ``DataFiles``; ``redo``: its ``RedoLog``; ``dblwr``: a
+    ``Doublewrite`` or None (``innodb_doublewrite=0``)."""
+
+    def __init__(self, sim, pool: WritePool, files, redo, dblwr, flush_neighbors: int,
+                 version: str, write_io_threads: int, data_fsync: bool = True) -> None:
+        self.sim = sim
+        self.pool = pool
+        self.files = files
+        self.redo = redo
+        self.dblwr = dblwr
+        self.version = version
+        self.neighbors = flush_neighbors if version == "5.6" or not flush_neighbors else 2
+        self.write_slots = write_io_threads * AIO_SLOTS_PER_THREAD
+        self.data_fsync = data_fsync
+        self.list_batch_end: Event | None = None
+        self.lru_batch_end: Event | None = None
+        pool.flusher = self
+        # counters
+        self.pages_flushed = 0         # Innodb_buffer_pool_pages_flushed
+        self.flushed_list = 0
+        self.flushed_lru = 0
+        self.flushed_single = 0
+        self.flushed_neighbors = 0
+        self.flushed_system = 0        # pages of the system tablespace (undo)
+        self.list_batches = 0
+        self.lru_batches = 0
+        self.single_flushes = 0
+        self.data_fsyncs = 0
+
+    # -- choosing pages --------------------------------------------------------------------
+    def _ready(self, page: int, lru: bool) -> bool:
+        """``buf_flush_ready_for_flush`` (+ the old-sublist rule of an LRU neighbour)."""
+        pool = self.pool
+        return (page in pool.flush_list and page not in pool.io_fixed
+                and (not lru or page in pool.old))
+
+    def _with_neighbors(self, page: int, lru: bool, chosen: dict) -> None:
+        chosen[page] = None
+        if not self.neighbors:
+            return
+        low = page - page % BUF_READ_AHEAD_AREA
+        high = low + BUF_READ_AHEAD_AREA
+        if self.neighbors == 1:
+            lo = page
+            while lo - 1 >= low and self._ready(lo - 1, lru):
+                lo -= 1
+            hi = page + 1
+            while hi < high and self._ready(hi, lru):
+                hi += 1
+            low, high = lo, hi
+        for p in range(low, high):
+            if p != page and p not in chosen and self._ready(p, lru):
+                chosen[p] = None
+                self.flushed_neighbors += 1
+
+    # -- batches ----------------------------------------------------------------------------
+    def flush_list_batch(self, min_n: int, lsn_limit: int):
+        """Generator: ``buf_flush_list``; returns pages flushed, None if a flush-list
+        batch was already running."""
+        if self.list_batch_end is not None:
+            return None
+        pool = self.pool
+        chosen: dict[int, None] = {}
+        io_fixed = pool.io_fixed
+        for page, om in pool.flush_list.items():
+            if len(chosen) >= min_n or om >= lsn_limit:
+                break
+            if page in io_fixed or page in chosen:
+                continue
+            self._with_neighbors(page, False, chosen)
+        if not chosen:
+            return 0
+        ev = self.list_batch_end = Event(self.sim)
+        self.list_batches += 1
+        yield from self._write(list(chosen), False)
+        self.flushed_list += len(chosen)
+        self.list_batch_end = None
+        ev.succeed()
+        return len(chosen)
+
+    def wait_list_batch(self):
+        """Generator: ``buf_flush_wait_batch_end(BUF_FLUSH_LIST)``."""
+        if self.list_batch_end is not None:
+            yield self.list_batch_end
+
+    def lru_tail(self, depth: int):
+        """Generator: the page cleaner's LRU batch; returns pages flushed."""
+        if self.lru_batch_end is not None:
+            return 0
+        pool = self.pool
+        chosen: dict[int, None] = {}
+        for page in list(islice(pool.tail(), depth)):
+            if pool.free >= depth or len(chosen) >= depth:
+                break
+            if page in chosen or page in pool.io_fixed or not pool.resident(page):
+                continue
+            if page not in pool.flush_list:
+                pool.evict(page)
+            else:
+                self._with_neighbors(page, True, chosen)
+        if not chosen:
+            return 0
+        ev = self.lru_batch_end = Event(self.sim)
+        self.lru_batches += 1
+        yield from self._write(list(chosen), True)
+        self.flushed_lru += len(chosen)
+        self.lru_batch_end = None
+        ev.succeed()
+        return len(chosen)
+
+    def free_margin(self):
+        """Generator: 5.1 / 5.5 ``buf_flush_free_margin``, run by a user thread that found
+        no free frame: an LRU batch over the ``BUF_FLUSH_FREE_BLOCK_MARGIN`` +
+        ``BUF_FLUSH_EXTRA_MARGIN`` pages at the tail (clean ones freed, dirty ones
+        written and freed), waited for; a batch already running is waited for."""
+        if self.lru_batch_end is not None:
+            yield self.lru_batch_end
+            return True
+        n = yield from self.lru_tail(BUF_FLUSH_FREE_MARGIN_PAGES)
+        return n > 0
+
+    def flush_for_free_frame(self):
+        """Generator: what a user thread without a free frame does, per version."""
+        if self.version == "5.6":
+            return (yield from self.single_page_flush())
+        return (yield from self.free_margin())
+
+    def single_page_flush(self):
+        """Generator: ``buf_flush_single_page_from_LRU``; returns True if a frame was freed
+        or a page flushed."""
+        pool = self.pool
+        victim = None
+        for page in pool.tail():
+            if page in pool.io_fixed:
+                continue
+            if page not in pool.flush_list:
+                pool.evict(page)
+                return True
+            victim = page
+            break
+        if victim is None:
+            return False
+        self.single_flushes += 1
+        pool.io_fixed[victim] = Event(self.sim)
+        yield from self._wal([victim])
+        if self.dblwr is not None:
+            yield from self.dblwr.write_single()
+        yield self.files.write(victim)
+        self._done(victim, True)
+        self.flushed_single += 1
+        if self.data_fsync:
+            self.data_fsyncs += 1
+            yield self.files.fsync(victim >> 32)
+        return True
+
+    # -- writing ----------------------------------------------------------------------------
+    def _wal(self, pages):
+        newest = self.pool.newest
+        lsn = max(newest[p] for p in pages)
+        if self.redo.flushed_lsn < lsn:
+            yield from self.redo.write_up_to(lsn, True, from_trx=False)
+
+    def _done(self, page: int, evict: bool, _value=None) -> None:
+        self.pool.write_complete(page, evict)
+        self.pages_flushed += 1
+        if page >> 32 == 0:
+            self.flushed_system += 1
+
+    def _write(self, pages: list[int], evict: bool):
+        pool, files, sim = self.pool, self.files, self.sim
+        for p in pages:
+            pool.io_fixed[p] = Event(sim)
+        yield from self._wal(pages)
+        chunk = self.dblwr.batch_pages if self.dblwr is not None else self.write_slots
+        spaces: set[int] = set()
+        for i in range(0, len(pages), chunk):
+            part = pages[i:i + chunk]
+            if self.dblwr is not None:
+                yield from self.dblwr.write_batch(len(part))
+            evs = []
+            for p in part:
+                ev = files.write(p)
+                ev.add_callback(partial(self._done, p, evict))
+                evs.append(ev)
+                spaces.add(p >> 32)
+            yield all_of(sim, evs)
+        if self.data_fsync:
+            for sp in files.distinct_spaces(spaces):
+                self.data_fsyncs += 1
+                yield files.fsync(sp)
+
+    def stats(self) -> dict:
+        return {"pages_flushed": self.pages_flushed, "flushed_list": self.flushed_list,
+                "flushed_lru": self.flushed_lru, "flushed_single": self.flushed_single,
+                "flushed_neighbors": self.flushed_neighbors,
+                "flushed_system": self.flushed_system, "list_batches": self.list_batches,
+                "lru_batches": self.lru_batches, "single_flushes": self.single_flushes}

@@ -1,0 +1,154 @@
+"""The server variables of the InnoDB server that writes (``InnoDBServer``), under their
+MySQL names, on top of the commit path's (``CommitConfig``: redo log, binary log,
+commit protocol, the latched sections' cycles).
+
+Sizes are strings as in my.cnf (``innodb_buffer_pool_size: 2G``). ``version`` selects
+the algorithms that differ between releases:
+
+- ``5.1``: the built-in InnoDB: the master thread flushes 100 pages a second
+  (``innodb_io_capacity`` did not exist; PCT_IO(100) = 100) when dirty pages exceed
+  ``innodb_max_dirty_pages_pct``; no adaptive flushing.
+- ``5.5``: the master thread flushes ``innodb_io_capacity`` pages a second above
+  ``innodb_max_dirty_pages_pct``, else - with ``innodb_adaptive_flushing`` - the
+  pages the redo generation rate asks for (``buf_flush_get_desired_flush_rate``).
+- ``5.6``: the page cleaner thread: LRU tail by ``innodb_lru_scan_depth``, then the
+  flush list by ``max(af_get_pct_for_dirty, af_get_pct_for_lsn)`` of
+  ``innodb_io_capacity``, capped at ``innodb_io_capacity_max``.
+
+CPU per operation (cycles of the ``cpu`` model; estimates, not calibrated against a
+published throughput): ``stmt_cycles`` (50,000 ~ 18 us at 2.8 GHz: packet receive and
+reply, parse, open and lock the table, the optimiser - sysbench's BEGIN and COMMIT
+are statements too), ``page_access_cycles`` (600: ``buf_page_get`` - page hash lookup,
+block latch, binary search of the page directory), ``row_read_cycles`` (1,500 per row a
+range reads: record to MySQL row format, the handler call), ``sort_row_cycles`` (800 per
+row of a filesort / DISTINCT), ``row_update_cycles`` (8,000: the in-place update and its
+redo), ``row_insert_cycles`` (10,000), ``row_delete_cycles`` (8,000),
+``lock_rec_cycles`` of ``CommitConfig`` per row lock.
+
+``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
+write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
+a purge that keeps up.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ....checks import at_least
+from ....units import parse_size
+from ..commit_base import CommitConfig
+from ..tablespace import PAGE_SIZE
+
+VERSIONS = ("5.1", "5.5", "5.6")
+DATA_FLUSH_METHODS_DIRECT = ("O_DIRECT", "ALL_O_DIRECT")
+SERVER_CYCLE_KEYS = ("stmt_cycles", "page_access_cycles", "row_read_cycles",
+                     "sort_row_cycles", "row_update_cycles", "row_insert_cycles",
+                     "row_delete_cycles")
+
+
+@dataclass(frozen=True)
+class InnoDBServerConfig(CommitConfig):
+    """``CommitConfig`` plus the buffer pool, flushing, doublewrite, files and
+    admission variables (MySQL names; module docstring for ``version``)."""
+
+    version: str = "5.6"
+    commit_protocol: str = "mysql56_binlog_group_commit"
+    innodb_buffer_pool_size: str = "128M"
+    innodb_buffer_pool_instances: int = 1
+    innodb_old_blocks_pct: int = 37
+    innodb_old_blocks_time: int = 1000
+    innodb_io_capacity: int = 200
+    innodb_io_capacity_max: int = 2000
+    innodb_max_dirty_pages_pct: float = 75.0
+    innodb_adaptive_flushing: bool = True
+    innodb_adaptive_flushing_lwm: float = 10.0
+    innodb_flushing_avg_loops: int = 30
+    innodb_flush_neighbors: int = 1
+    innodb_lru_scan_depth: int = 1024
+    innodb_doublewrite: bool = True
+    innodb_read_io_threads: int = 4
+    innodb_write_io_threads: int = 4
+    innodb_file_per_table: bool = True
+    innodb_data_file_path: str = "ibdata1:12M:autoextend"
+    innodb_thread_concurrency: int = 0
+    undo_ring_pages: int = 512
+    # CPU per operation, cycles (module docstring)
+    stmt_cycles: int = 50_000
+    page_access_cycles: int = 600
+    row_read_cycles: int = 1_500
+    sort_row_cycles: int = 800
+    row_update_cycles: int = 8_000
+    row_insert_cycles: int = 10_000
+    row_delete_cycles: int = 8_000
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.version not in VERSIONS:
+            raise ValueError(f"version: must be one of {', '.join(VERSIONS)}, got {self.version!r}")
+        if self.pool_bytes < 5 * 2**20:
+            raise ValueError("innodb_buffer_pool_size: must be at least 5M, got "
+                             f"{self.innodb_buffer_pool_size!r}")
+        if not 1 <= self.innodb_buffer_pool_instances <= 64:
+            raise ValueError("innodb_buffer_pool_instances: must be in 1..64, got "
+                             f"{self.innodb_buffer_pool_instances}")
+        if not 5 <= self.innodb_old_blocks_pct <= 95:
+            raise ValueError(f"innodb_old_blocks_pct: must be in 5..95, got {self.innodb_old_blocks_pct}")
+        at_least(self, 0, "innodb_old_blocks_time", "innodb_thread_concurrency",
+                 *SERVER_CYCLE_KEYS)
+        at_least(self, 100, "innodb_io_capacity")
+        if self.innodb_io_capacity_max < self.innodb_io_capacity:
+            raise ValueError(f"innodb_io_capacity_max: must be >= innodb_io_capacity "
+                             f"({self.innodb_io_capacity}), got {self.innodb_io_capacity_max}")
+        if not 0 <= self.innodb_max_dirty_pages_pct <= 99:
+            raise ValueError("innodb_max_dirty_pages_pct: must be in 0..99, got "
+                             f"{self.innodb_max_dirty_pages_pct}")
+        if not 0 <= self.innodb_adaptive_flushing_lwm <= 70:
+            raise ValueError("innodb_adaptive_flushing_lwm: must be in 0..70, got "
+                             f"{self.innodb_adaptive_flushing_lwm}")
+        if not 1 <= self.innodb_flushing_avg_loops <= 1000:
+            raise ValueError("innodb_flushing_avg_loops: must be in 1..1000, got "
+                             f"{self.innodb_flushing_avg_loops}")
+        if self.innodb_flush_neighbors not in (0, 1, 2):
+            raise ValueError(f"innodb_flush_neighbors: must be 0, 1 or 2, got {self.innodb_flush_neighbors!r}")
+        at_least(self, 100, "innodb_lru_scan_depth")
+        for key in ("innodb_read_io_threads", "innodb_write_io_threads"):
+            if not 1 <= getattr(self, key) <= 64:
+                raise ValueError(f"{key}: must be in 1..64, got {getattr(self, key)}")
+        at_least(self, 64, "undo_ring_pages")
+        self.data_file()
+
+    @property
+    def pool_bytes(self) -> int:
+        return parse_size(self.innodb_buffer_pool_size, "innodb_buffer_pool_size")
+
+    @property
+    def pool_pages(self) -> int:
+        return self.pool_bytes // PAGE_SIZE
+
+    @property
+    def data_direct(self) -> bool:
+        """Data files opened O_DIRECT (``os_file_set_nocache``)."""
+        return self.innodb_flush_method in DATA_FLUSH_METHODS_DIRECT
+
+    @property
+    def data_fsync(self) -> bool:
+        """``fil_flush`` after data-file writes (not with ``nosync``)."""
+        return self.innodb_flush_method != "nosync"
+
+    def data_file(self) -> tuple[str, int, bool]:
+        """(name, initial bytes, autoextend) of the first ``innodb_data_file_path`` file."""
+        spec = self.innodb_data_file_path.split(";")[0]
+        parts = spec.split(":")
+        try:
+            if len(parts) < 2 or not parts[0]:
+                raise ValueError
+            size = parse_size(parts[1], "innodb_data_file_path")
+            auto = len(parts) > 2 and parts[2] == "autoextend"
+            if len(parts) > 2 and not auto and not parts[2].startswith("max"):
+                raise ValueError
+        except ValueError:
+            raise ValueError("innodb_data_file_path: expected name:size[:autoextend], got "
+                             f"{self.innodb_data_file_path!r}") from None
+        if size < 12 * 2**20:
+            raise ValueError("innodb_data_file_path: the system tablespace needs at least "
+                             f"12M (doublewrite buffer, undo), got {self.innodb_data_file_path!r}")
+        return parts[0], size, auto

@@ -1,0 +1,122 @@
+"""The server's data files on the filesystem (``fil0fil.cc``, ``os0file.cc``).
+
+- ``system`` (ibdata1, the first file of ``innodb_data_file_path``): the doublewrite
+  buffer (pages 64..191), ``undo_ring_pages`` undo pages from page 256, and - without ``innodb_file_per_table`` - the
+  tables. Space id 0.
+- ``tablespace``: one ``<table>.ibd`` per table with ``innodb_file_per_table`` (space
+  ids from 1), placed on the filesystem ``placement.tablespace`` names.
+- Files are created as the loaded database left them (written, allocated, synced,
+  not cached: ``Filesystem.create(preallocate="zero_fill")``); a write beyond the end
+  extends the file through the filesystem's allocation path.
+- ``innodb_flush_method``: ``O_DIRECT`` / ``ALL_O_DIRECT`` open data files O_DIRECT (no
+  page cache), every other method buffered; ``fsync`` follows data writes except with
+  ``nosync`` (the flusher's choice, ``Flusher.data_fsync``).
+
+A page id is ``space << 32 | page_no``. Deliberately not modelled: growth by
+``innodb_autoextend_increment`` / the 4 MB .ibd extension steps (a write past the end
+allocates just what it writes), several ibdata files, raw partitions.
+"""
+from __future__ import annotations
+
+from ..tablespace import PAGE_SIZE
+
+SPACE_SHIFT = 32
+UNDO_FIRST_PAGE = 256       # after the doublewrite buffer (64..191) and the dictionary
+PAGE_MASK = (1 << SPACE_SHIFT) - 1
+
+
+class DataFiles:
+    """``fs_system`` / ``fs_tablespace``: the ``models.fs.Filesystem`` objects of the two
+    file classes (may be the same)."""
+
+    def __init__(self, cfg, fs_system, fs_tablespace) -> None:
+        self.cfg = cfg
+        self.fs_system = fs_system
+        self.fs_tablespace = fs_tablespace
+        self.direct = cfg.data_direct
+        self.name, self.system_bytes, self.autoextend = cfg.data_file()
+        self.files: dict[int, object] = {}       # space id -> File
+        self.base: dict[int, int] = {}           # space id -> first page in its file
+        self.undo_pages = cfg.undo_ring_pages
+        self.system_pages = max(self.system_bytes // PAGE_SIZE, UNDO_FIRST_PAGE + self.undo_pages)
+        if self.system_pages * PAGE_SIZE > self.system_bytes and not self.autoextend:
+            raise ValueError("innodb_data_file_path: ibdata1 must hold the doublewrite buffer "
+                             f"and {self.undo_pages} undo pages, or autoextend")
+        self._pending_system: list[tuple[int, int]] = []
+        self.reads = 0                           # Innodb_data_reads
+        self.writes = 0                          # Innodb_data_writes
+        self.bytes_read = 0
+        self.bytes_written = 0
+        self.bytes_written_by_space: dict[int, int] = {}
+        self.fsyncs = 0
+
+    def add_table(self, space: int, name: str, n_pages: int) -> None:
+        """Lay out a table of ``n_pages`` (before ``open``): its own .ibd, or pages of
+        ibdata1 (autoextended to hold it)."""
+        if self.cfg.innodb_file_per_table:
+            self.files[space] = self.fs_tablespace.create(f"{name}.ibd", n_pages * PAGE_SIZE,
+                                                          preallocate="zero_fill")
+            self.base[space] = 0
+        else:
+            if not self.autoextend:
+                raise ValueError("innodb_data_file_path: ibdata1 is too small for the tables "
+                                 "and has no autoextend")
+            self._pending_system.append((space, self.system_pages))
+            self.system_pages += n_pages
+
+    def open(self) -> None:
+        """Create ibdata1 (at the size the tables inside it need)."""
+        if 0 in self.files:
+            return
+        self.files[0] = self.fs_system.create(self.name, self.system_pages * PAGE_SIZE,
+                                              preallocate="zero_fill")
+        self.base[0] = 0
+        for space, base in self._pending_system:
+            self.files[space] = self.files[0]
+            self.base[space] = base
+
+    def _where(self, page: int):
+        space = page >> SPACE_SHIFT
+        return space, self.files[space], (self.base[space] + (page & PAGE_MASK)) * PAGE_SIZE
+
+    def read(self, page: int):
+        space, f, off = self._where(page)
+        self.reads += 1
+        self.bytes_read += PAGE_SIZE
+        return f.fs.pread(f, off, PAGE_SIZE, direct=self.direct)
+
+    def write(self, page: int):
+        space, f, off = self._where(page)
+        return self._pwrite(space, f, off, PAGE_SIZE)
+
+    def write_run(self, space: int, first_page: int, n_pages: int):
+        """One write of ``n_pages`` consecutive pages of ``space``."""
+        f = self.files[space]
+        return self._pwrite(space, f, (self.base[space] + first_page) * PAGE_SIZE,
+                            n_pages * PAGE_SIZE)
+
+    def _pwrite(self, space: int, f, off: int, size: int):
+        self.writes += 1
+        self.bytes_written += size
+        home = 0 if f is self.files.get(0) else space
+        self.bytes_written_by_space[home] = self.bytes_written_by_space.get(home, 0) + size
+        return f.fs.pwrite(f, off, size, direct=self.direct)
+
+    def distinct_spaces(self, spaces) -> list[int]:
+        """One space per file among ``spaces`` (tables inside ibdata1 share its fsync)."""
+        seen, out = set(), []
+        for sp in sorted(spaces):
+            f = self.files[sp]
+            if id(f) not in seen:
+                seen.add(id(f))
+                out.append(sp)
+        return out
+
+    def fsync(self, space: int):
+        f = self.files[space]
+        self.fsyncs += 1
+        return f.fs.fsync(f)
+
+    def system_bytes_written(self) -> int:
+        """Bytes written to ibdata1 (doublewrite, undo, tables inside it)."""
+        return self.bytes_written_by_space.get(0, 0)

@@ -1,0 +1,137 @@
+"""Where a table's rows live: the B+trees of a table as a bulk load leaves them.
+
+A table of ``TableDef.rows`` rows with primary keys 1..rows, loaded in key order (as
+sysbench's ``prepare`` does), then its secondary indexes built by a sorted merge (5.6
+``CREATE INDEX``; sysbench creates ``k`` after the load): every index is a compact
+B+tree - leaves filled to ``15/16`` (``dict_index_get_space_reserve``: an insert at the
+right end leaves ``UNIV_PAGE_SIZE / 16`` free), upper levels to capacity, records per
+page from ``btree.records_per_page``. Pages of the .ibd: 0..2 the file-space header,
+insert-buffer bitmap and inode page, 3 the clustered root, 4.. the secondary roots, then
+each index's leaves in key order followed by its upper levels.
+
+Record sizes: clustered ``row_bytes`` + 5 (compact header) + 13 (``DB_TRX_ID``,
+``DB_ROLL_PTR``); secondary ``key_bytes`` + the 4-byte primary key + 5; node pointers
+key + ``NODE_PTR_EXTRA_BYTES``.
+
+``k`` of a row (the secondary value sysbench draws uniformly in 1..table_size) is a
+fixed hash of the primary key; an entry's position in the secondary index is its value.
+
+Rows inserted beyond the loaded key range go to new leaves appended to the file (the
+right-most leaf splits at the end; upper levels are not grown). Deliberately not
+modelled: page splits inside the key range and fill changes from inserts / deletes
+(the layout builder of ``table.py`` / ``btree_insert.py`` grows the E1 table; running it
+at run time is a later step), BLOB pages, the change buffer.
+"""
+from __future__ import annotations
+
+from ..btree import NODE_PTR_EXTRA_BYTES, PAGE_USABLE_BYTES
+from ..ops import PRIMARY, TableDef
+from .files import SPACE_SHIFT
+
+REC_HEADER_BYTES = 5
+CLUST_HIDDEN_BYTES = 13
+PK_BYTES = 4
+FSP_FIRST_INDEX_PAGE = 3
+
+
+def _per_page(rec_bytes: int, fill: float) -> int:
+    return max(2, int(PAGE_USABLE_BYTES * fill // rec_bytes))
+
+
+class IndexLayout:
+    """One compact B+tree: ``n`` entries, ``per_leaf`` per leaf, ``fanout`` per node page."""
+
+    def __init__(self, space: int, root: int, first_page: int, n: int, rec_bytes: int,
+                 key_bytes: int) -> None:
+        self.space = space << SPACE_SHIFT
+        self.n = max(1, n)
+        self.per_leaf = _per_page(rec_bytes, 15 / 16)
+        self.fanout = _per_page(key_bytes + NODE_PTR_EXTRA_BYTES, 1.0)
+        counts = [-(-self.n // self.per_leaf)]
+        while counts[-1] > 1:
+            counts.append(-(-counts[-1] // self.fanout))
+        self.level_pages = counts              # leaves first, the root level last
+        self.height = len(counts)
+        bases = []
+        p = first_page
+        for c in counts[:-1]:
+            bases.append(p)
+            p += c
+        self.base = bases + [root]             # the root level's one page is ``root``
+        if self.height == 1:
+            self.base = [root]
+        self.end_page = p                      # first page after this index's pages
+        self.extra: dict[int, int] = {}        # leaf index beyond the load -> page_no
+
+    @property
+    def n_leaves(self) -> int:
+        return self.level_pages[0]
+
+    def leaf_index(self, pos: int) -> int:
+        return max(0, pos) // self.per_leaf
+
+    def path(self, pos: int) -> list[int]:
+        """Page ids root to leaf of entry ``pos`` (0-based, in key order); a position
+        beyond the loaded range ends at its appended leaf if there is one, else at the
+        last leaf."""
+        leaf = self.leaf_index(pos)
+        sp, base, top = self.space, self.base, self.height - 1
+        last = self.n_leaves - 1
+        beyond = self.extra.get(leaf) if leaf > last else None
+        leaf = min(leaf, last)
+        out = [sp | base[top]]
+        for lvl in range(top - 1, 0, -1):
+            out.append(sp | (base[lvl] + leaf // self.fanout ** lvl))
+        if top > 0:
+            out.append(sp | (base[0] + leaf))
+        if beyond is not None:
+            out[-1] = sp | beyond
+        return out
+
+    def leaves(self, pos: int, count: int) -> list[int]:
+        """Page ids of the leaves holding entries ``pos .. pos + count - 1``."""
+        first, last = self.leaf_index(pos), self.leaf_index(pos + count - 1)
+        sp, base, n = self.space, self.base[0], self.n_leaves
+        out = []
+        for i in range(first, last + 1):
+            if i < n:
+                out.append(sp | (base + i))
+            elif i in self.extra:
+                out.append(sp | self.extra[i])
+        return out
+
+
+class TableLayout:
+    """The clustered index and the secondary indexes of one table in ``space``."""
+
+    def __init__(self, space: int, tdef: TableDef) -> None:
+        self.space = space
+        self.tdef = tdef
+        self.rows = tdef.rows
+        nsec = len(tdef.secondary)
+        first = FSP_FIRST_INDEX_PAGE + 1 + nsec
+        self.primary = IndexLayout(space, FSP_FIRST_INDEX_PAGE, first, tdef.rows,
+                                   tdef.row_bytes + REC_HEADER_BYTES + CLUST_HIDDEN_BYTES,
+                                   PK_BYTES)
+        self.indexes = {PRIMARY: self.primary}
+        p = self.primary.end_page
+        for i, name in enumerate(tdef.secondary):
+            ix = IndexLayout(space, FSP_FIRST_INDEX_PAGE + 1 + i, p, tdef.rows,
+                             tdef.key_bytes + PK_BYTES + REC_HEADER_BYTES, tdef.key_bytes)
+            self.indexes[name] = ix
+            p = ix.end_page
+        self.n_pages = p
+        self.next_free_page = p
+
+    def sec_value(self, pk: int) -> int:
+        """The secondary value of row ``pk`` (a fixed hash, uniform over 1..rows)."""
+        return (pk * 2654435761 + 12345) % self.rows + 1
+
+    def new_leaf(self, index: str, leaf: int) -> int:
+        """Page id of a leaf beyond the loaded range, allocated at the end of the file."""
+        ix = self.indexes[index]
+        page = ix.extra.get(leaf)
+        if page is None:
+            page = ix.extra[leaf] = self.next_free_page
+            self.next_free_page += 1
+        return ix.space | page

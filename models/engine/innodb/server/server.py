@@ -1,0 +1,387 @@
+"""The InnoDB server that reads and writes pages: tables on tablespace files, the buffer
+pool that writes (``buffer``), redo with checkpoints (``redo`` + ``log_checkpoint``),
+row locks, undo, and the commit path of ``commit_base`` (E2's protocols) for commits.
+
+What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction``):
+
+- ``BEGIN`` and ``COMMIT`` are statements (``stmt_cycles`` each) unless autocommit.
+- Each operation is a statement: ``stmt_cycles`` on a core; a change first passes
+  ``log_free_check`` (``LogCheckpointer.free_check``: the sync-point stall). Then the
+  B+tree descent through the pool (``layout``): a point select root to leaf, a range
+  the leaf chain after the first leaf, a read through a secondary index one primary
+  lookup per row; each page is a read request (a miss reads it, taking a free frame,
+  possibly flushing a page first). ``page_access_cycles`` per page, ``row_read_cycles``
+  per row, ``sort_row_cycles`` per row of an ORDER BY / DISTINCT range.
+- A change X-locks its row (``locks``; waits, deadlocks: the victim is rolled back
+  and retried), dirties the clustered leaf - and the secondary leaves an index change
+  touches: ``update_index`` moves an entry (delete-mark at ``k``, insert at ``k+1``),
+  ``insert`` / ``delete`` change one entry of every secondary index -, writes an undo
+  record into the current undo page of ibdata1 (a new page every ~16 KB of undo,
+  reused round a ring of ``undo_ring_pages``: purge is assumed to keep up), and
+  appends its redo records (``REDO_BYTES`` + the undo record's) under
+  ``log_sys->mutex``; the pages join the flush list at that LSN. The first change
+  of a transaction starts it (``trx_start`` under ``kernel_mutex``) and assigns its undo
+  log (``rseg->mutex``).
+- The commit goes through the commit path of ``commit_protocol``: prepare / binlog /
+  commit and the redo flush per ``innodb_flush_log_at_trx_commit``; the row locks are
+  released once it returns. A read-only transaction commits without redo.
+- ``innodb_thread_concurrency`` > 0: at most that many threads inside InnoDB; a thread
+  enters for a whole transaction (``srv_conc_enter_innodb``; tickets not modelled).
+
+Status (``status()``): SHOW GLOBAL STATUS names; ``stats()`` the same for the metric
+columns. Deliberately not modelled: the change buffer (secondary leaves are read when
+changed), purge as work, the adaptive hash index, foreign keys, statement rollback
+other than a deadlock victim's, MVCC read views (consistent reads cost nothing extra).
+"""
+from __future__ import annotations
+
+from ....sim import Semaphore
+from ..btree import PAGE_USABLE_BYTES
+from ..commit_base import Statement, Trx
+from ..log_checkpoint import LogCheckpointer
+from ..ops import PRIMARY, TableDef, Transaction
+from ..buffer.cleaner import BackgroundFlusher
+from ..buffer.dblwr import Doublewrite
+from ..buffer.flush import Flusher
+from ..buffer.pool import WritePool
+from .files import UNDO_FIRST_PAGE, DataFiles
+from .layout import TableLayout
+from .locks import Deadlock, LockTable
+
+WRITE_KINDS = ("update_index", "update_non_index", "insert", "delete")
+# redo of the row change (MLOG_REC_UPDATE_IN_PLACE / _INSERT / _CLUST_DELETE_MARK and
+# the secondary-index records; compact format: type, space, page, offset, the fields)
+REDO_BYTES = {"update_non_index": 150, "update_index": 110, "insert": 250, "delete": 60}
+# undo record (trx_undo_page_report_modify / _insert): header, the old values
+UNDO_BYTES = {"update_non_index": 150, "update_index": 40, "insert": 30, "delete": 220}
+BINLOG_STMT_BYTES = 80
+
+
+class ServerTrx:
+    __slots__ = ("id", "locks", "waiting_for", "ctrx", "writes")
+
+    def __init__(self, trx_id: int) -> None:
+        self.id = trx_id
+        self.locks: list = []
+        self.waiting_for = None
+        self.ctrx: Trx | None = None      # the commit path's transaction, at first change
+        self.writes = 0
+
+
+class InnoDBServer:
+    """``cfg``: an ``InnoDBServerConfig``; ``commit_path``: a ``CommitPath`` on the same
+    ``cpu`` (its redo log is the server's); ``fs_system`` / ``fs_tablespace``: the
+    filesystems of ibdata1 and of the .ibd files."""
+
+    def __init__(self, sim, cfg, cpu, commit_path, fs_system, fs_tablespace) -> None:
+        self.sim = sim
+        self.cfg = cfg
+        self.cpu = cpu
+        self.commit_path = commit_path
+        self.redo = commit_path.redo
+        self.files = DataFiles(cfg, fs_system, fs_tablespace)
+        self.pool = WritePool(sim, cfg.pool_pages, cfg.innodb_old_blocks_pct,
+                              cfg.innodb_old_blocks_time, self._read)
+        self.dblwr = Doublewrite(self.files, cfg.version) if cfg.innodb_doublewrite else None
+        self.flusher = Flusher(sim, self.pool, self.files, self.redo, self.dblwr,
+                               cfg.innodb_flush_neighbors, cfg.version,
+                               cfg.innodb_write_io_threads, cfg.data_fsync)
+        self.ckpt = LogCheckpointer(sim, self.redo, self.pool, self.flusher, self.files,
+                                    cfg.version, cfg.innodb_thread_concurrency, cfg.data_fsync)
+        self.cleaner = BackgroundFlusher(sim, cfg, self.pool, self.flusher, self.ckpt)
+        self.locks = LockTable(sim)
+        self.conc = (Semaphore(sim, cfg.innodb_thread_concurrency, "srv_conc")
+                     if cfg.innodb_thread_concurrency else None)
+        self.tables: dict[str, TableLayout] = {}
+        self.fresh: set[int] = set()          # created pages never written yet
+        self.undo_seq = 0
+        self.undo_used = PAGE_USABLE_BYTES    # the first record opens a page
+        self.next_trx_id = 0
+        self._stmts: dict[int, Statement] = {}
+        self.started = False
+        self._row_cycles = {"update_non_index": cfg.row_update_cycles,
+                            "update_index": cfg.row_update_cycles,
+                            "insert": cfg.row_insert_cycles, "delete": cfg.row_delete_cycles}
+        # counters
+        self.rows_read = 0
+        self.rows_updated = 0
+        self.rows_inserted = 0
+        self.rows_deleted = 0
+        self.trx_committed = 0
+        self.trx_rollbacks = 0
+
+    # -- life cycle ------------------------------------------------------------------------
+    def create_tables(self, tables) -> None:
+        """The tables of ``tables`` (``ops.TableDef``), loaded: files laid out, nothing cached."""
+        if self.started:
+            raise ValueError("create_tables: the server has started")
+        for t in tables:
+            if not isinstance(t, TableDef):
+                raise TypeError(f"create_tables: expected TableDef, got {type(t).__name__}")
+            if t.name in self.tables:
+                raise ValueError(f"create_tables: table {t.name!r} defined twice")
+            space = len(self.tables) + 1
+            layout = TableLayout(space, t)
+            self.files.add_table(space, t.name, layout.n_pages)
+            self.tables[t.name] = layout
+
+    def preload(self) -> int:
+        """Warm pool: every table's upper B+tree levels, then leaves, in free frames until
+        the pool is full (``WritePool.preload``); call before ``start``. Returns pages."""
+        pages = []
+        for tbl in self.tables.values():
+            for ix in tbl.indexes.values():
+                for lvl in range(ix.height - 1, 0, -1):
+                    base = ix.base[lvl]
+                    n = 1 if lvl == ix.height - 1 else ix.level_pages[lvl]
+                    pages += [ix.space | (base + i) for i in range(n)]
+        for tbl in self.tables.values():
+            for ix in tbl.indexes.values():
+                pages += [ix.space | (ix.base[0] + i) for i in range(ix.n_leaves)]
+        return self.pool.preload(pages)
+
+    def start(self) -> None:
+        self.files.open()
+        self.started = True
+        self.commit_path.start()
+        self.cleaner.start()
+
+    def stop(self) -> None:
+        self.commit_path.stop()
+        self.cleaner.stop()
+
+    def _read(self, page: int):
+        return self.files.read(page)
+
+    # -- pages -----------------------------------------------------------------------------
+    def _touch(self, pages):
+        """Generator: ``buf_page_get`` of each page in turn."""
+        pool = self.pool
+        old, young = pool.old, pool.young
+        for p in pages:
+            pool.read_requests += 1
+            if p in old or p in young:
+                pool.access(p)
+            elif p in self.fresh:
+                self.fresh.discard(p)
+                yield from pool.create(p)
+            else:
+                yield from pool.fetch(p)
+
+    def _fix(self, pages):
+        """Generator: every page resident and not being written (x-latchable)."""
+        pool = self.pool
+        for p in pages:
+            while True:
+                ev = pool.io_fixed.get(p)
+                if ev is not None:
+                    yield ev
+                elif not pool.resident(p):
+                    yield from self._touch((p,))
+                else:
+                    break
+
+    def _undo_page(self, nbytes: int):
+        """Generator: the undo page the record goes to (a new one when full)."""
+        if self.undo_used + nbytes > PAGE_USABLE_BYTES:
+            self.undo_seq += 1
+            page = UNDO_FIRST_PAGE + self.undo_seq % self.cfg.undo_ring_pages
+            self.undo_used = 0
+            self.fresh.add(page)
+        self.undo_used += nbytes
+        return UNDO_FIRST_PAGE + self.undo_seq % self.cfg.undo_ring_pages
+
+    # -- transactions ---------------------------------------------------------------------
+    def run(self, thd: int, trx: Transaction):
+        """Generator: run ``trx`` for client thread ``thd`` until it has committed."""
+        if self.conc is not None:
+            ev = self.conc.acquire()
+            if not ev.triggered:
+                yield ev
+        try:
+            if trx.autocommit:
+                for op in trx.ops:
+                    yield from self._transaction(thd, (op,), False)
+            else:
+                yield from self._transaction(thd, trx.ops, True)
+        finally:
+            if self.conc is not None:
+                self.conc.release()
+
+    def _transaction(self, thd: int, ops, explicit: bool):
+        cpu, cfg = self.cpu, self.cfg
+        while True:
+            self.next_trx_id += 1
+            t = ServerTrx(self.next_trx_id)
+            try:
+                if explicit:
+                    yield from cpu.run(cfg.stmt_cycles)          # BEGIN
+                for op in ops:
+                    yield from self._op(thd, t, op)
+            except Deadlock:
+                # the victim: rolled back (its changes undone in place, not modelled
+                # as page work) and retried by the client
+                self.locks.release_all(t)
+                self.trx_rollbacks += 1
+                yield from cpu.run(cfg.stmt_cycles)
+                continue
+            if explicit:
+                yield from cpu.run(cfg.stmt_cycles)              # COMMIT
+            if t.ctrx is not None:
+                cp = self.commit_path
+                if cp.binlog is None:
+                    yield from cp.commit_low(t.ctrx, flush=True)
+                else:
+                    yield from cp.commit_2pc(t.ctrx)
+            self.locks.release_all(t)
+            self.trx_committed += 1
+            return
+
+    def _op(self, thd: int, t: ServerTrx, op):
+        cfg, cpu = self.cfg, self.cpu
+        tbl = self.tables[op.table]
+        kind = op.kind
+        if kind in WRITE_KINDS:
+            yield from self.ckpt.free_check()
+            yield from self._change(thd, t, tbl, op)
+            return
+        rows = op.rows
+        ix = tbl.indexes[op.index]
+        pos = op.key - 1
+        pages = ix.path(pos) + ix.leaves(pos, rows)[1:]
+        if op.index != PRIMARY:          # each entry leads to its row in the clustered index
+            for j in range(rows):
+                pk = (op.key + j) * 7919 % tbl.rows + 1
+                pages += tbl.primary.path(pk - 1)
+        cycles = cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + rows * cfg.row_read_cycles
+        if op.variant in ("order", "distinct"):
+            cycles += rows * cfg.sort_row_cycles
+        yield from cpu.run(cycles)
+        yield from self._touch(pages)
+        self.rows_read += rows
+
+    def _change(self, thd: int, t: ServerTrx, tbl: TableLayout, op):
+        cfg, cpu, pool = self.cfg, self.cpu, self.pool
+        kind, pk = op.kind, op.key
+        yield from self.locks.lock(t, (op.table, pk))
+        latches = self.commit_path.latches
+        if t.ctrx is None:
+            t.ctrx = Trx(t.id, thd, self._stmt(len(tbl.tdef.secondary)), 0)
+            t.ctrx.binlog_bytes = self.commit_path._trx_binlog_bytes(t.ctrx.stmt)
+            yield from latches.trx_start(t.ctrx)
+        prim = tbl.primary
+        path = prim.path(pk - 1)
+        if kind == "insert" and pk > tbl.rows:
+            leaf = prim.leaf_index(pk - 1)
+            if leaf >= prim.n_leaves and leaf not in prim.extra:
+                page = tbl.new_leaf(PRIMARY, leaf)
+                self.fresh.add(page)
+                path[-1] = page
+        pages = list(path)
+        changed = [path[-1]]
+        if kind != "update_non_index":
+            k = tbl.sec_value(pk)
+            for name in tbl.tdef.secondary:
+                sec = tbl.indexes[name]
+                sp = sec.path(k - 1)
+                pages += sp
+                changed.append(sp[-1])
+                if kind == "update_index":          # the entry moves from k to k + 1
+                    leaf2 = sec.path(k)[-1]
+                    if leaf2 != sp[-1]:
+                        pages.append(leaf2)
+                        changed.append(leaf2)
+        yield from self._touch(pages)
+        undo_bytes = UNDO_BYTES[kind]
+        undo = self._undo_page(undo_bytes)
+        changed.append(undo)
+        if t.ctrx.undo is False:                    # trx_undo_assign_undo
+            yield from latches._section(latches.rseg_mutex, cfg.undo_assign_cycles)
+            t.ctrx.undo = True
+        yield from cpu.run(cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + cfg.lock_rec_cycles
+                           + cfg.undo_record_cycles + self._row_cycles[kind])
+        yield from self._fix(changed)
+        lsn = yield from self.redo.append(REDO_BYTES[kind] + undo_bytes, cfg.mtr_commit_cycles)
+        for p in changed:
+            pool.modify(p, lsn)
+        t.writes += 1
+        if kind == "insert":
+            self.rows_inserted += 1
+        elif kind == "delete":
+            self.rows_deleted += 1
+        else:
+            self.rows_updated += 1
+
+    def _stmt(self, n_sec: int) -> Statement:
+        s = self._stmts.get(n_sec)
+        if s is None:
+            s = self._stmts[n_sec] = Statement("update", BINLOG_STMT_BYTES, 200, 0)
+        return s
+
+    # -- status ------------------------------------------------------------------------------
+    def status(self) -> dict:
+        """SHOW GLOBAL STATUS: counters and gauges under their MySQL names (those marked
+        * are this model's own: no such MySQL counter)."""
+        pool, fl, ck, redo, files, lk = (self.pool, self.flusher, self.ckpt, self.redo,
+                                         self.files, self.locks)
+        dblwr = self.dblwr
+        log_fsyncs = redo.fsyncs + ck.log_fsyncs
+        return {
+            "Innodb_buffer_pool_pages_total": pool.capacity,
+            "Innodb_buffer_pool_pages_data": pool.lru_len(),
+            "Innodb_buffer_pool_pages_free": pool.free,
+            "Innodb_buffer_pool_pages_dirty": len(pool.flush_list),
+            "Innodb_buffer_pool_pages_flushed": fl.pages_flushed,
+            "Innodb_buffer_pool_pages_LRU_flushed": fl.flushed_lru + fl.flushed_single,
+            "Innodb_buffer_pool_pages_made_young": pool.made_young,
+            "Innodb_buffer_pool_read_requests": pool.read_requests,
+            "Innodb_buffer_pool_reads": pool.reads,
+            "Innodb_buffer_pool_write_requests": pool.write_requests,
+            "Innodb_buffer_pool_wait_free": pool.wait_free,
+            "Innodb_pages_created": pool.pages_created,
+            "Innodb_pages_read": files.reads,
+            "Innodb_pages_written": fl.pages_flushed,
+            "Innodb_data_reads": files.reads,
+            "Innodb_data_writes": files.writes + redo.file_writes,
+            "Innodb_data_read": files.bytes_read,
+            "Innodb_data_written": files.bytes_written + redo.bytes_written,
+            "Innodb_data_fsyncs": files.fsyncs + log_fsyncs,
+            "Innodb_dblwr_writes": dblwr.writes if dblwr else 0,
+            "Innodb_dblwr_pages_written": dblwr.pages_written if dblwr else 0,
+            "Innodb_log_waits": redo.log_waits,
+            "Innodb_log_writes": redo.file_writes,
+            "Innodb_os_log_written": redo.bytes_written,
+            "Innodb_os_log_fsyncs": log_fsyncs,
+            "Innodb_lsn_current": redo.lsn,
+            "Innodb_lsn_flushed": redo.flushed_lsn,
+            "Innodb_lsn_last_checkpoint": ck.last_checkpoint_lsn,
+            "Innodb_checkpoint_age": ck.checkpoint_age(),
+            "Innodb_checkpoint_max_age": ck.max_checkpoint_age,
+            "Innodb_checkpoints": ck.checkpoints,                         # *
+            "Innodb_checkpoint_sync_waits": ck.sync_waits,                # *
+            "Innodb_checkpoint_sync_wait_time": ck.sync_wait_ns / 1e6,    # * ms
+            "Innodb_row_lock_waits": lk.waits,
+            "Innodb_row_lock_time": lk.wait_ns / 1e6,
+            "Innodb_row_lock_time_max": lk.max_wait_ns / 1e6,
+            "Innodb_row_lock_current_waits": lk.current_waits,
+            "Innodb_deadlocks": lk.deadlocks,
+            "Innodb_rows_read": self.rows_read,
+            "Innodb_rows_updated": self.rows_updated,
+            "Innodb_rows_inserted": self.rows_inserted,
+            "Innodb_rows_deleted": self.rows_deleted,
+            "Com_commit": self.trx_committed,
+            "Com_rollback": self.trx_rollbacks,
+        }
+
+    def stats(self) -> dict:
+        """Metric columns: the status counters, the flusher's and the commit path's."""
+        out = dict(self.status())
+        for k, v in self.flusher.stats().items():
+            out[f"flush.{k}"] = v
+        for k, v in self.commit_path.stats().items():
+            out[f"commit.{k}"] = v
+        return out
+
+    def timeseries(self) -> list[dict]:
+        """One row per simulated second (``BackgroundFlusher.samples``)."""
+        return self.cleaner.samples

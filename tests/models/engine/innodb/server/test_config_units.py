@@ -1,0 +1,78 @@
+"""Server config checks and the pure pieces: log margins (log_calc_max_ages), the 5.6
+adaptive-flushing percentages, the bulk-loaded layout, the flush list order."""
+import pytest
+
+from models.engine.innodb.log_checkpoint import calc_max_ages
+from models.engine.innodb.ops import TableDef
+from models.engine.innodb.server import InnoDBServerConfig
+from models.engine.innodb.server.layout import TableLayout
+from tests.models.engine.innodb.server.stack import build
+
+
+def test_log_margins_follow_log_calc_max_ages():
+    cap = 2 * (48 * 2**20 - 2048)
+    m = calc_max_ages(cap, 0)
+    margin = m["max_checkpoint_age"]
+    assert m["max_modified_age_async"] == margin - margin // 8
+    assert m["max_modified_age_sync"] == margin - margin // 16
+    assert m["max_checkpoint_age_async"] == margin - margin // 32
+    assert m["max_modified_age_async"] < m["max_modified_age_sync"] < m["max_checkpoint_age_async"] < margin
+    assert 0.75 * cap < margin < 0.81 * cap
+    with pytest.raises(ValueError, match="^innodb_log_file_size: the log files are too small"):
+        calc_max_ages(1_500_000, 0)
+    calc_max_ages(1_500_000 * 2, 0)
+
+
+@pytest.mark.parametrize("kw,key", [
+    ({"innodb_io_capacity": 99}, "innodb_io_capacity"),
+    ({"innodb_io_capacity": 400, "innodb_io_capacity_max": 300}, "innodb_io_capacity_max"),
+    ({"version": "8.0"}, "version"),
+    ({"innodb_lru_scan_depth": 10}, "innodb_lru_scan_depth"),
+    ({"innodb_buffer_pool_size": "1M"}, "innodb_buffer_pool_size"),
+    ({"innodb_write_io_threads": 65}, "innodb_write_io_threads"),
+    ({"innodb_data_file_path": "ibdata1:1M:autoextend"}, "innodb_data_file_path"),
+])
+def test_out_of_range_variables_name_their_key(kw, key):
+    with pytest.raises(ValueError, match=f"^{key}: "):
+        InnoDBServerConfig(**kw)
+
+
+def test_bulk_loaded_layout_sysbench_table():
+    t = TableLayout(1, TableDef("sbtest1", 1_000_000, 180, ("k",)))
+    ix = t.primary
+    assert ix.height == 3 and ix.per_leaf == 76        # 15/16 of a page of 203-byte records
+    path = ix.path(0)
+    assert path[0] == (1 << 32) | 3                     # the root at page 3
+    assert ix.path(999_999)[-1] - path[-1] == ix.n_leaves - 1   # leaves contiguous
+    assert len(ix.leaves(0, 100)) == 2
+    assert 200 < t.n_pages * 16 / 1024 < 260            # MB: ~240 MB for sysbench's 1 M rows
+
+
+def test_flush_list_is_in_oldest_modification_order_and_pages_stay_until_written():
+    sim, srv, fs, q = build(innodb_buffer_pool_size="8M")
+    pool = srv.pool
+    srv.preload()
+    pages = list(pool.old)[:3]
+    for lsn, p in zip((100, 200, 300), pages):
+        pool.modify(p, lsn)
+    pool.modify(pages[0], 400)                          # re-dirtied: keeps its oldest
+    assert list(pool.flush_list.items()) == [(pages[0], 100), (pages[1], 200), (pages[2], 300)]
+    assert pool.oldest_modification() == 100 and pool.newest[pages[0]] == 400
+    assert not pool.replaceable(pages[0]) and pool.replaceable(list(pool.old)[5])
+
+
+def test_a_change_during_the_write_keeps_the_page_dirty():
+    from models.sim import Event
+    sim, srv, fs, q = build(innodb_buffer_pool_size="8M")
+    pool = srv.pool
+    srv.preload()
+    a, b = list(pool.old)[:2]
+    pool.modify(a, 100)
+    pool.modify(b, 110)
+    for p in (a, b):
+        pool.io_fixed[p] = Event(sim)          # both being written
+    pool.modify(a, 500)                        # a changes meanwhile
+    pool.write_complete(a, evict=True)
+    pool.write_complete(b, evict=True)
+    assert pool.flush_list == {a: 500} and pool.resident(a)
+    assert not pool.resident(b)                # an LRU flush frees the clean page
