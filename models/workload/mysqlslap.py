@@ -119,6 +119,10 @@ class Mysqlslap:
                  rng: np.random.Generator | None = None, scale: float = 1.0) -> None:
         if not scale > 0:
             raise ValueError(f"scale: must be > 0, got {scale}")
+        if not hasattr(engine, "execute"):
+            raise ValueError(f"mysqlslap runs on the InnoDB commit path (engine="
+                             f"mysql51_builtin, innodb_plugin_104 or "
+                             f"mysql56_binlog_group_commit), not on {type(engine).__name__}")
         self.sim = sim
         self.cfg = cfg
         self.engine = engine

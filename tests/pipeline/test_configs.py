@@ -87,13 +87,26 @@ def _package(group: str, option: str) -> str:
 
 
 def _commit_engines() -> list[str]:
-    return [o for o in _options("engine") if _package("engine", o) == "engine"]
+    """E2's commit-path engines (type innodb), which mysqlslap runs on."""
+    return [o for o in _options("engine") if _package("engine", o) == "engine"
+            and _entry("engine", o).get("type") == "innodb"]
+
+
+def _server_engines() -> list[str]:
+    """The InnoDB server (type innodb_server), which the OLTP workloads run on."""
+    return [o for o in _options("engine") if _entry("engine", o).get("type") == "innodb_server"]
+
+
+# the workload types that run on the InnoDB server rather than on the commit path
+SERVER_WORKLOADS = ("sysbench",)
 
 
 def _workload_case(option: str) -> list[str]:
-    """A workload that runs on an engine is composed with one."""
-    kind = registry.WORKLOADS.get(_entry("workload", option).get("type"))
-    extra = [f"engine={_commit_engines()[0]}"] if kind is not None and kind.on == "engine" else []
+    """A workload that runs on an engine is composed with one of the kind it needs."""
+    typ = _entry("workload", option).get("type")
+    kind = registry.WORKLOADS.get(typ)
+    engines = _server_engines() if typ in SERVER_WORKLOADS else _commit_engines()
+    extra = [f"engine={engines[0]}"] if kind is not None and kind.on == "engine" else []
     return [f"workload={option}", *extra, "run.scale=0.001"]   # full_scan's table: 10 MB
 
 
@@ -114,6 +127,8 @@ def _engine_case(option: str) -> list[str]:
     ``workload``) are keys of workload=full_scan."""
     if _package("engine", option) == "workload":
         return [f"engine={option}", "workload=full_scan", "run.scale=0.001"]
+    if _entry("engine", option).get("type") == "innodb_server":
+        return [f"engine={option}", "workload=sysbench", "workload.table_size=1000"]
     return [f"engine={option}", "workload=mysqlslap_write"]
 
 

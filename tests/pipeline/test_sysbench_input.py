@@ -98,3 +98,20 @@ def test_an_engine_that_is_no_server_is_one_line_exit_2(tmp_path, capfd, monkeyp
         "error: workload: sysbench runs on the InnoDB server (engine=innodb_server_56), not on "
         "MySQL51Builtin (no create_tables, run, status)"], err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_mysqlslap_on_the_server_is_one_line_exit_2(tmp_path, capfd, monkeypatch):
+    """The InnoDB server runs ops.Transaction, not mysqlslap's statements: refused
+    before anything runs, naming the engines mysqlslap runs on."""
+    from pipeline.run import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    code = main([f"results.dir={tmp_path / 'outputs'}", "hydra/launcher=serial",
+                 "workload=mysqlslap_write", "engine=innodb_server_56"])
+    out, err = capfd.readouterr()
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "error: workload: mysqlslap runs on the InnoDB commit path (engine=mysql51_builtin, "
+        "innodb_plugin_104 or mysql56_binlog_group_commit), not on InnoDBServer"], err
+    assert list(tmp_path.iterdir()) == []
