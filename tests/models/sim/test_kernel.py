@@ -165,3 +165,46 @@ def test_fast_path_interface_takes_events_off_and_puts_them_back_in_order():
         sim.advance(0, sim.seq, 0)                  # the clock never goes back
     with pytest.raises(SimulationError):
         sim.restore(40, sim.seq + 1, log.append, "d")   # numbers not handed out yet
+
+
+def test_an_uninterrupted_sleep_is_taken_in_place_in_the_same_order():
+    """A thread's sleeps that no callback falls inside cost no heap event; a callback
+    due before or at the wake-up still runs first (it was scheduled earlier)."""
+    sim = Simulator()
+    log = []
+
+    def thread():
+        for _ in range(100):
+            yield 10
+        log.append(("alone", sim.now_ns))
+        yield 10                    # the callback at 1,010 is due at the wake-up: first
+        log.append(("woke", sim.now_ns))
+        yield 20                    # the callback at 1,025 falls inside: first
+        log.append(("woke", sim.now_ns))
+
+    sim.spawn(thread())
+    sim.at(1_010, lambda _: log.append(("cb", sim.now_ns)))
+    sim.at(1_025, lambda _: log.append(("cb", sim.now_ns)))
+    sim.run()
+    assert log == [("alone", 1_000), ("cb", 1_010), ("woke", 1_010), ("cb", 1_025),
+                   ("woke", 1_030)]
+    # the spawn, the two callbacks, and the wake-ups at 1,010 and 1,030
+    assert sim.events_processed == 5
+
+
+def test_an_in_place_sleep_respects_run_until_and_stop():
+    sim = Simulator()
+    log = []
+
+    def thread():
+        while True:
+            yield 10
+            log.append(sim.now_ns)
+            if sim.now_ns == 50:
+                sim.stop()
+
+    sim.spawn(thread())
+    assert sim.run(until_ns=25) == 25
+    assert log == [10, 20]
+    sim.run()
+    assert log == [10, 20, 30, 40, 50] and sim.now_ns == 50
