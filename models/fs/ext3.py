@@ -46,6 +46,12 @@ class Ext3(FsPolicy):
     def ordered_collisions(self) -> bool:
         return self.cfg.data == "ordered"
 
+    def write_collides(self, fs, f, p0: int, p1: int) -> bool:
+        """May pages [p0, p1) still be filed on the committing transaction's list (a
+        one-page write: is it)?"""
+        C = fs.journal.committing
+        return C is not None and (p1 - p0 > 1 or f.otid[p0] == C.tid)
+
     def before_data_write(self, fs, f, p0: int, p1: int, issuer: int):
         """Generator (writer, before the copy): buffers of [p0, p1) still dirty on the
         committing transaction's list are written out by the writer, who waits."""
