@@ -7,7 +7,10 @@ yield what they wait on: an ``Event``, or an int number of nanoseconds to sleep.
 sleep that no callback falls inside (none due before the wake-up, or at it: that one
 was scheduled earlier and runs first) is taken in place - the clock moves on and the
 thread carries on inside the same callback -, so a thread's CPU steps between two
-device events cost no heap event; ``events_processed`` counts heap events only.
+device events cost no heap event. Likewise a thread that waits on a thread it has just
+spawned, whose first step is the next event due, runs that step in place (and, if the
+child ends with nothing else due at that instant, carries on as its wake-up would).
+``events_processed`` counts heap events only.
 
 The device hot path does not use processes or events: devices and the block layer
 schedule plain callbacks with ``Simulator.at`` / ``Simulator.after`` (one heap push per
@@ -192,13 +195,19 @@ class Process(Event):
     generator.
     """
 
-    __slots__ = ("gen", "name")
+    __slots__ = ("gen", "name", "_start")
 
     def __init__(self, sim: Simulator, gen: Generator, name: str = "") -> None:
         super().__init__(sim)
         self.gen = gen
         self.name = name
-        sim.at(sim.now_ns, self._resume, None)
+        sim._seq += 1
+        self._start = (sim.now_ns, sim._seq, self._begin, None)   # its first step, queued
+        heapq.heappush(sim._heap, self._start)
+
+    def _begin(self, _value: Any) -> None:
+        self._start = None
+        self._resume(None)
 
     def _wake(self, value: Any) -> None:
         # The thread that fired the event keeps running; the waiter resumes after it,
@@ -231,6 +240,20 @@ class Process(Event):
             if not isinstance(target, Event):
                 raise SimulationError(
                     f"process {self.name!r} yielded {target!r}; expected Event or int ns")
+            if (type(target) is Process and target._start is not None and heap
+                    and heap[0] is target._start and not sim._stopped):
+                # Waiting on a thread just spawned whose first step is the next event
+                # anyway: take that step now. If the thread then ends and nothing else
+                # is due at this instant, carry on as its wake-up would; if it ended,
+                # the wake-up is queued as its end would have queued it.
+                heapq.heappop(heap)
+                target._begin(None)
+                if target.triggered:
+                    if (not heap or heap[0][0] > sim.now_ns) and not sim._stopped:
+                        value = target.value
+                        continue
+                    self._wake(target.value)
+                    return
             if not target.triggered:
                 target.callbacks.append(self._wake)
                 return

@@ -208,3 +208,32 @@ def test_an_in_place_sleep_respects_run_until_and_stop():
     assert log == [10, 20]
     sim.run()
     assert log == [10, 20, 30, 40, 50] and sim.now_ns == 50
+
+
+def test_waiting_on_a_thread_just_spawned_takes_its_first_step_in_place():
+    """A thread that spawns another and waits for it: the child's first step and the
+    parent's wake-up cost no heap event when nothing else is due at that instant; with
+    a callback due at the same instant the order is the queued one."""
+    sim = Simulator()
+    log = []
+
+    def child(tag):
+        log.append((tag, "child", sim.now_ns))
+        yield 5
+        return tag
+
+    def parent():
+        for i in range(50):
+            got = yield sim.spawn(child(i))
+            log.append((got, "parent", sim.now_ns))
+        sim.at(sim.now_ns, lambda _: log.append(("cb", sim.now_ns)))
+        got = yield sim.spawn(child("x"))     # the callback queued first runs first
+        log.append((got, "parent", sim.now_ns))
+
+    sim.spawn(parent())
+    sim.run()
+    assert log[:4] == [(0, "child", 0), (0, "parent", 5), (1, "child", 5), (1, "parent", 10)]
+    assert log[-3:] == [("cb", 250), ("x", "child", 250), ("x", "parent", 255)]
+    # the parent's start, the callback, the last child's start behind it, the parent's
+    # wake-up at that child's end
+    assert sim.events_processed == 4
