@@ -103,7 +103,7 @@ class KeyFile:
         self.trees = [_Tree(True, 16) for _ in range(cfg.random_indexes)]
         if cfg.auto_increment_pk:
             self.trees.insert(0, _Tree(False, 16))
-        self._u = np.empty(0)
+        self._u: list[float] = []      # uniform draws, 4,096 at a time
         self._ui = 0
         self._prefill(int(initial_rows))
 
@@ -180,20 +180,21 @@ class KeyFile:
 
     # -- inserting ---------------------------------------------------------------------
     def _uniform(self) -> float:
-        if self._ui >= self._u.size:
-            self._u = self.rng.random(4096)
+        if self._ui >= len(self._u):
+            self._u = self.rng.random(4096).tolist()
             self._ui = 0
         u = self._u[self._ui]
         self._ui += 1
-        return float(u)
+        return u
 
     def _pick_leaf(self, t: _Tree) -> int:
         if not t.random:
             return t.n - 1
         cap, n, counts = self.cap, t.n, t.counts
+        uniform = self._uniform
         while True:
-            i = int(self._uniform() * n)
-            if self._uniform() * cap < counts[i] + 1:
+            i = int(uniform() * n)
+            if uniform() * cap < counts[i] + 1:
                 return i
 
     def insert(self) -> list[int]:
