@@ -42,9 +42,9 @@ class Ext3(FsPolicy):
     journal_style = "jbd"
     timestamp_granularity_ns = 1_000_000_000
 
-    @property
-    def ordered_collisions(self) -> bool:
-        return self.cfg.data == "ordered"
+    def __init__(self, cfg) -> None:
+        super().__init__(cfg)
+        self.ordered_collisions = cfg.data == "ordered"
 
     def write_collides(self, fs, f, p0: int, p1: int) -> bool:
         """May pages [p0, p1) still be filed on the committing transaction's list (a

@@ -82,6 +82,8 @@ class FsPolicy:
 
     def end_io(self, fs, f, p0: int, n: int) -> None:
         """A write of pages [p0, p0+n) completed: convert unwritten extents."""
+        if n == 1 and not f.state[p0] & UNWRITTEN:
+            return
         uw = f.state[p0:p0 + n] & UNWRITTEN
         if uw.any():
             f.state[p0:p0 + n] &= ~np.uint8(UNWRITTEN)

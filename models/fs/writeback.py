@@ -160,12 +160,19 @@ class Writeback:
     def _written(self, bio: IORequest) -> None:
         f, p0, n, wid = bio.tag
         fs = self.fs
-        sl = slice(p0, p0 + n)
-        st = f.state[sl]
-        st &= ~np.uint8(WRITEBACK)
-        clean = (st & DIRTY) == 0
-        we = f.wepoch[sl]
-        we[clean] = -1 if bio.fua else fs.flush_epoch
+        if n == 1:
+            st = f.state
+            s = int(st[p0]) & ~WRITEBACK
+            st[p0] = s
+            if not s & DIRTY:
+                f.wepoch[p0] = -1 if bio.fua else fs.flush_epoch
+        else:
+            sl = slice(p0, p0 + n)
+            st = f.state[sl]
+            st &= ~np.uint8(WRITEBACK)
+            clean = (st & DIRTY) == 0
+            we = f.wepoch[sl]
+            we[clean] = -1 if bio.fua else fs.flush_epoch
         self.cache.nr_writeback -= n
         f.nr_wb -= n
         fs.policy.end_io(fs, f, p0, n)
