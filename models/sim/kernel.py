@@ -37,7 +37,7 @@ class Simulator:
     """Heap of ``(time_ns, seq, fn, arg)``; ``run`` pops and calls in order."""
 
     __slots__ = ("now_ns", "_heap", "_seq", "events_processed", "_stopped", "until_ns",
-                 "running")
+                 "running", "fired_events")
 
     def __init__(self) -> None:
         self.now_ns: int = 0
@@ -47,6 +47,7 @@ class Simulator:
         self._stopped = False
         self.until_ns: int | None = None   # the bound of the ``run`` in progress
         self.running = False               # inside ``run``
+        self.fired_events: dict = {}       # shared already-fired events (``sync.fired``)
 
     # -- scheduling -----------------------------------------------------------------
     def at(self, time_ns: int, fn: Callable[[Any], None], arg: Any = None) -> None:

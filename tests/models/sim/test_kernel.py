@@ -237,3 +237,19 @@ def test_waiting_on_a_thread_just_spawned_takes_its_first_step_in_place():
     # the parent's start, the callback, the last child's start behind it, the parent's
     # wake-up at that child's end
     assert sim.events_processed == 4
+
+
+def test_uncontended_acquires_return_one_shared_fired_event():
+    """A lock or permit that is free is granted with an event that has already fired
+    (no new event per acquisition); a contended one gets its own."""
+    from models.sim import RwLatch
+
+    sim = Simulator()
+    sem, mutex, latch = Semaphore(sim, 2), Mutex(sim, barging=True), RwLatch(sim)
+    a, b = sem.acquire(), sem.acquire()
+    assert a is b and a.triggered and a.value is None
+    assert latch.s_lock() is a
+    granted = mutex.acquire()
+    assert granted.triggered and granted.value is True and mutex.acquire() is not granted
+    waiting = sem.acquire()
+    assert not waiting.triggered and waiting is not a
