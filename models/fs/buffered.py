@@ -105,15 +105,15 @@ def partial_pages_to_read(f: File, start: int, end: int, p0: int, p1: int) -> li
     """Read-modify-write: the first/last page of bytes [start, end), if only partly
     overwritten, not cached and backed by a written block, must be read before the
     copy; the pages to read."""
-    cand = []
-    if start % P:
-        cand.append(p0)
-    if end % P and (p1 - 1 != p0 or not cand):
-        cand.append(p1 - 1)
-    if not cand:
-        return cand
-    return [p for p in cand if not f.state[p] & (CACHED | DELALLOC | UNWRITTEN)
-            and f.block[p] >= 0]
+    need = []
+    state, block = f.state, f.block
+    if start % P and not state[p0] & (CACHED | DELALLOC | UNWRITTEN) and block[p0] >= 0:
+        need.append(p0)
+    last = p1 - 1
+    if (end % P and (last != p0 or not start % P)
+            and not state[last] & (CACHED | DELALLOC | UNWRITTEN) and block[last] >= 0):
+        need.append(last)
+    return need
 
 def read_pages_wait(fs, f: File, pages: np.ndarray, issuer: int):
     """Generator: bring ``pages`` into the cache (reading those with written blocks)."""
