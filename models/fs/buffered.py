@@ -28,17 +28,23 @@ P = PAGE_BYTES
 
 
 def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = False):
-    cfg, cache = fs.cfg, fs.cache
+    # The steps that may sleep are entered only when their own test says they will
+    # (journal space, a collision with the committing transaction, a read-modify-write,
+    # the dirty limit): the common write is straight-line code between its two sleeps.
+    cfg, cache, policy = fs.cfg, fs.cache, fs.policy
     p0, p1 = off // P, -(-(off + n) // P)
     yield cfg.syscall_ns * ((p1 - p0) if per_block_calls else 1)
     if n == 0:
         return 0
     f.ensure(p1)
-    if fs.policy.write_starts_handle:
+    if policy.write_starts_handle and fs.journal.handle_must_wait():
         yield from fs.journal.start_handle()
-    yield from read_partial_pages(fs, f, off, off + n, p0, p1, issuer)
-    if fs.policy.ordered_collisions:
-        yield from fs.policy.before_data_write(fs, f, p0, p1, issuer)
+    need = partial_pages_to_read(f, off, off + n, p0, p1)
+    if need:
+        fs.stats_rmw_reads += len(need)
+        yield from read_pages_wait(fs, f, np.array(need, np.int64), issuer)
+    if policy.ordered_collisions and policy.write_collides(fs, f, p0, p1):
+        yield from policy.before_data_write(fs, f, p0, p1, issuer)
     if cfg.stable_pages:
         while True:
             busy = f.pages_with(WRITEBACK, p0, p1)
@@ -47,27 +53,29 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
             fs.stats_stable_page_waits += 1
             yield from fs.writeback.wait_pages(f, busy)
     one = p1 - p0 == 1          # scalar bookkeeping for the common one-page write
+    state = f.state
     if one:
-        if f.block[p0] < 0 and not f.state[p0] & DELALLOC:
-            yield from fs.policy.on_write_holes(fs, f, np.array([p0], np.int64))
+        s = int(state[p0])
+        if f.block[p0] < 0 and not s & DELALLOC:
+            yield from policy.on_write_holes(fs, f, np.array([p0], np.int64))
     else:
-        holes = np.flatnonzero((f.block[p0:p1] < 0) & ((f.state[p0:p1] & DELALLOC) == 0)) + p0
+        holes = np.flatnonzero((f.block[p0:p1] < 0) & ((state[p0:p1] & DELALLOC) == 0)) + p0
         if holes.size:
-            yield from fs.policy.on_write_holes(fs, f, holes)
+            yield from policy.on_write_holes(fs, f, holes)
     if cfg.copy_ns_per_page:
         yield cfg.copy_ns_per_page * (p1 - p0)
     if one:
-        s = int(f.state[p0])
+        s = int(state[p0])
         new_cached = 0 if s & CACHED else 1
         new_dirty = 0 if s & DIRTY else 1
-        f.state[p0] = s | fs.policy.write_flags
+        state[p0] = s | policy.write_flags
         f.wepoch[p0] = NOT_ON_DEVICE
         f.lru[p0] = cache.next_tick()
     else:
-        st = f.state[p0:p1]
+        st = state[p0:p1]
         new_cached = int(np.count_nonzero((st & CACHED) == 0))
         new_dirty = int(np.count_nonzero((st & DIRTY) == 0))
-        st |= np.uint8(fs.policy.write_flags)
+        st |= np.uint8(policy.write_flags)
         f.wepoch[p0:p1] = NOT_ON_DEVICE
         f.lru[p0:p1] = cache.next_tick()
     f.nr_cached += new_cached
@@ -76,14 +84,15 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
     f.nr_dirty += new_dirty
     if new_dirty and f.dirtied_ns < 0:
         f.dirtied_ns = fs.sim.now_ns
-    fs.policy.note_data_write(fs, f, p0, p1)
+    policy.note_data_write(fs, f, p0, p1)
     if off + n > f.size_bytes:
         f.size_bytes = off + n
-        fs.policy.size_changed(fs, f)
+        policy.size_changed(fs, f)
     update_mtime(fs, f)
     cache.cached(new_cached)
     cache.dirtied(new_dirty)
-    yield from cache.balance_dirty_pages()
+    if cache.over_limit():
+        yield from cache.balance_dirty_pages()
     return n
 
 def update_mtime(fs, f: File) -> None:
@@ -92,21 +101,19 @@ def update_mtime(fs, f: File) -> None:
         f.mtime_s = tick
         fs.policy.touch_mtime(fs, f)
 
-def read_partial_pages(fs, f: File, start: int, end: int, p0: int, p1: int, issuer: int):
-    """Read-modify-write: the first/last page, if only partly overwritten, not
-    cached and backed by a written block, must be read before the copy."""
-    cand = []
-    if start % P:
-        cand.append(p0)
-    if end % P and (p1 - 1 != p0 or not cand):
-        cand.append(p1 - 1)
-    need = [p for p in cand if not f.state[p] & (CACHED | DELALLOC | UNWRITTEN)
-            and f.block[p] >= 0]
-    if not need:
-        return
-    pages = np.array(need, np.int64)
-    fs.stats_rmw_reads += len(need)
-    yield from read_pages_wait(fs, f, pages, issuer)
+def partial_pages_to_read(f: File, start: int, end: int, p0: int, p1: int) -> list[int]:
+    """Read-modify-write: the first/last page of bytes [start, end), if only partly
+    overwritten, not cached and backed by a written block, must be read before the
+    copy; the pages to read."""
+    need = []
+    state, block = f.state, f.block
+    if start % P and not state[p0] & (CACHED | DELALLOC | UNWRITTEN) and block[p0] >= 0:
+        need.append(p0)
+    last = p1 - 1
+    if (end % P and (last != p0 or not start % P)
+            and not state[last] & (CACHED | DELALLOC | UNWRITTEN) and block[last] >= 0):
+        need.append(last)
+    return need
 
 def read_pages_wait(fs, f: File, pages: np.ndarray, issuer: int):
     """Generator: bring ``pages`` into the cache (reading those with written blocks)."""

@@ -133,7 +133,12 @@ class Journal:
         """jbd ``journal_dirty_data``: file the buffers of pages [p0, p1) of ``f`` on the
         running transaction's ordered-data list, at its tail, unless already there."""
         T = self.running
-        if p1 - p0 == 1 and f.otid[p0] == T.tid:
+        if p1 - p0 == 1:
+            if f.otid[p0] == T.tid:
+                return
+            self.add_ordered(f)
+            f.otid[p0] = T.tid
+            T.olist.append((f, np.array([p0], np.intp)))
             return
         ot = f.otid[p0:p1]
         new = np.flatnonzero(ot != T.tid)
@@ -256,10 +261,15 @@ class Journal:
             cp.popleft()
         self.tail = cp[0].start if cp else self.head
 
+    def handle_must_wait(self) -> bool:
+        """Would a thread starting a handle now wait for a checkpoint (free journal
+        space below a quarter)?"""
+        return self.free_bytes() < self.size_bytes // 4
+
     def start_handle(self):
         """Generator: a thread starting a journal handle; waits for a checkpoint when
         the journal is short of space."""
-        if self.free_bytes() >= self.size_bytes // 4:
+        if not self.handle_must_wait():
             return
         t0 = self.sim.now_ns
         yield self.checkpoint_lock.acquire()

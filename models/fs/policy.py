@@ -56,6 +56,10 @@ class FsPolicy:
         """Generator: ``write()`` touches pages without blocks. Default: allocate now."""
         yield from fs.allocate(f, holes)
 
+    def write_collides(self, fs, f, p0: int, p1: int) -> bool:
+        """``ordered_collisions``: may ``before_data_write`` have to write anything?"""
+        return True
+
     def note_data_write(self, fs, f, p0: int, p1: int) -> None:
         """``write()`` dirtied pages [p0, p1) of ``f`` (ext3 ordered mode files it with the
         running transaction)."""
@@ -78,6 +82,8 @@ class FsPolicy:
 
     def end_io(self, fs, f, p0: int, n: int) -> None:
         """A write of pages [p0, p0+n) completed: convert unwritten extents."""
+        if n == 1 and not f.state[p0] & UNWRITTEN:
+            return
         uw = f.state[p0:p0 + n] & UNWRITTEN
         if uw.any():
             f.state[p0:p0 + n] &= ~np.uint8(UNWRITTEN)

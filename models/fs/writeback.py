@@ -105,34 +105,48 @@ class Writeback:
     def write_pages(self, f, pages: np.ndarray, sync: bool, issuer: int = 0):
         """Generator: start writeback of ``pages`` (dirty, not under writeback)."""
         fs = self.fs
-        pages = fs.policy.cluster(fs, f, pages)
-        delalloc = pages[(f.state[pages] & DELALLOC) != 0]
-        if delalloc.size or fs.policy.cow:
-            yield from fs.policy.allocate_on_writeback(fs, f, pages if fs.policy.cow else delalloc)
-            st = f.state[pages]
-            pages = pages[(st & (DIRTY | WRITEBACK)) == DIRTY]
-        n = int(pages.size)
-        if n == 0:
-            return
+        policy = fs.policy
+        pages = policy.cluster(fs, f, pages)
         st = f.state
-        st[pages] = (st[pages] & ~np.uint8(DIRTY)) | np.uint8(WRITEBACK)
+        if pages.size == 1 and not policy.cow and not st[pages[0]] & DELALLOC:
+            # one page (ext3's ordered data is written a buffer at a time): scalars
+            p = int(pages[0])
+            st[p] = (st[p] & ~np.uint8(DIRTY)) | np.uint8(WRITEBACK)
+            n = 1
+            block = int(f.block[p])
+            spans = ((p, 1, block),)
+        else:
+            delalloc = pages[(st[pages] & DELALLOC) != 0]
+            if delalloc.size or policy.cow:
+                yield from policy.allocate_on_writeback(fs, f, pages if policy.cow else delalloc)
+                st = f.state
+                pages = pages[(st[pages] & (DIRTY | WRITEBACK)) == DIRTY]
+            n = int(pages.size)
+            if n == 0:
+                return
+            st[pages] = (st[pages] & ~np.uint8(DIRTY)) | np.uint8(WRITEBACK)
+            p = int(pages[0])
+            blocks = f.block[pages]
+            spans = [(int(pages[s]), e - s, int(blocks[s])) for s, e in runs(pages, blocks)]
         f.nr_dirty -= n
         if f.nr_dirty == 0:
             f.dirtied_ns = -1
-        f.note_wb(int(pages[0]), int(pages[-1]) + 1)
+        f.note_wb(p, int(pages[-1]) + 1)
         f.nr_wb += n
         self.cache.nr_dirty -= n
         self.cache.nr_writeback += n
-        blocks = f.block[pages]
         bios = []
-        for s, e in runs(pages, blocks):
+        events = self.events
+        for p0, k, block in spans:
             wid = self.next_id
             self.next_id += 1
-            f.wb[pages[s:e]] = wid
-            self.events[wid] = Event(self.sim)
-            bio = IORequest(WRITE, int(blocks[s]) * 4096, (e - s) * 4096, self._written,
-                            sync, False, issuer)
-            bio.tag = (f, int(pages[s]), e - s, wid)
+            if k == 1:
+                f.wb[p0] = wid
+            else:
+                f.wb[p0:p0 + k] = wid
+            events[wid] = Event(self.sim)
+            bio = IORequest(WRITE, block * 4096, k * 4096, self._written, sync, False, issuer)
+            bio.tag = (f, p0, k, wid)
             bios.append(bio)
         self.pages_written += n
         self.bios_written += len(bios)
@@ -146,12 +160,19 @@ class Writeback:
     def _written(self, bio: IORequest) -> None:
         f, p0, n, wid = bio.tag
         fs = self.fs
-        sl = slice(p0, p0 + n)
-        st = f.state[sl]
-        st &= ~np.uint8(WRITEBACK)
-        clean = (st & DIRTY) == 0
-        we = f.wepoch[sl]
-        we[clean] = -1 if bio.fua else fs.flush_epoch
+        if n == 1:
+            st = f.state
+            s = int(st[p0]) & ~WRITEBACK
+            st[p0] = s
+            if not s & DIRTY:
+                f.wepoch[p0] = -1 if bio.fua else fs.flush_epoch
+        else:
+            sl = slice(p0, p0 + n)
+            st = f.state[sl]
+            st &= ~np.uint8(WRITEBACK)
+            clean = (st & DIRTY) == 0
+            we = f.wepoch[sl]
+            we[clean] = -1 if bio.fua else fs.flush_epoch
         self.cache.nr_writeback -= n
         f.nr_wb -= n
         fs.policy.end_io(fs, f, p0, n)

@@ -3,7 +3,14 @@
 Modelled: a single simulated clock (``now_ns``, int), callbacks scheduled at absolute
 times and run in (time, insertion order) order, so two runs of the same model are
 identical event for event. Simulated threads are Python generators (``Process``) that
-yield what they wait on: an ``Event``, or an int number of nanoseconds to sleep.
+yield what they wait on: an ``Event``, or an int number of nanoseconds to sleep. A
+sleep that no callback falls inside (none due before the wake-up, or at it: that one
+was scheduled earlier and runs first) is taken in place - the clock moves on and the
+thread carries on inside the same callback -, so a thread's CPU steps between two
+device events cost no heap event. Likewise a thread that waits on a thread it has just
+spawned, whose first step is the next event due, runs that step in place (and, if the
+child ends with nothing else due at that instant, carries on as its wake-up would).
+``events_processed`` counts heap events only.
 
 The device hot path does not use processes or events: devices and the block layer
 schedule plain callbacks with ``Simulator.at`` / ``Simulator.after`` (one heap push per
@@ -30,7 +37,7 @@ class Simulator:
     """Heap of ``(time_ns, seq, fn, arg)``; ``run`` pops and calls in order."""
 
     __slots__ = ("now_ns", "_heap", "_seq", "events_processed", "_stopped", "until_ns",
-                 "running")
+                 "running", "fired_events")
 
     def __init__(self) -> None:
         self.now_ns: int = 0
@@ -40,6 +47,7 @@ class Simulator:
         self._stopped = False
         self.until_ns: int | None = None   # the bound of the ``run`` in progress
         self.running = False               # inside ``run``
+        self.fired_events: dict = {}       # shared already-fired events (``sync.fired``)
 
     # -- scheduling -----------------------------------------------------------------
     def at(self, time_ns: int, fn: Callable[[Any], None], arg: Any = None) -> None:
@@ -188,13 +196,19 @@ class Process(Event):
     generator.
     """
 
-    __slots__ = ("gen", "name")
+    __slots__ = ("gen", "name", "_start")
 
     def __init__(self, sim: Simulator, gen: Generator, name: str = "") -> None:
         super().__init__(sim)
         self.gen = gen
         self.name = name
-        sim.at(sim.now_ns, self._resume, None)
+        sim._seq += 1
+        self._start = (sim.now_ns, sim._seq, self._begin, None)   # its first step, queued
+        heapq.heappush(sim._heap, self._start)
+
+    def _begin(self, _value: Any) -> None:
+        self._start = None
+        self._resume(None)
 
     def _wake(self, value: Any) -> None:
         # The thread that fired the event keeps running; the waiter resumes after it,
@@ -203,6 +217,8 @@ class Process(Event):
 
     def _resume(self, value: Any) -> None:
         gen = self.gen
+        sim = self.sim
+        heap = sim._heap
         while True:
             try:
                 target = gen.send(value)
@@ -210,11 +226,35 @@ class Process(Event):
                 self.succeed(stop.value)
                 return
             if type(target) is int:
-                self.sim.after(target, self._resume, None)
+                # A sleep that nothing else can interrupt - no callback is due before
+                # the wake-up (one due at that very instant was scheduled earlier and
+                # runs first) - is taken in place: the clock moves on and the thread
+                # carries on, the same order of events without a trip through the heap.
+                t = sim.now_ns + target
+                if (target >= 0 and (not heap or heap[0][0] > t) and not sim._stopped
+                        and (sim.until_ns is None or t <= sim.until_ns) and sim.running):
+                    sim.now_ns = t
+                    value = None
+                    continue
+                sim.after(target, self._resume, None)
                 return
             if not isinstance(target, Event):
                 raise SimulationError(
                     f"process {self.name!r} yielded {target!r}; expected Event or int ns")
+            if (type(target) is Process and target._start is not None and heap
+                    and heap[0] is target._start and not sim._stopped):
+                # Waiting on a thread just spawned whose first step is the next event
+                # anyway: take that step now. If the thread then ends and nothing else
+                # is due at this instant, carry on as its wake-up would; if it ended,
+                # the wake-up is queued as its end would have queued it.
+                heapq.heappop(heap)
+                target._begin(None)
+                if target.triggered:
+                    if (not heap or heap[0][0] > sim.now_ns) and not sim._stopped:
+                        value = target.value
+                        continue
+                    self._wake(target.value)
+                    return
             if not target.triggered:
                 target.callbacks.append(self._wake)
                 return

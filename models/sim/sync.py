@@ -34,6 +34,18 @@ from typing import Any
 from .kernel import Event, Simulator, SimulationError
 
 
+def fired(sim: Simulator, value: Any = None) -> Event:
+    """An event that has already fired with ``value`` (None or True): what an
+    uncontended acquire returns. One shared instance per simulator and value - a fired
+    event never changes, so nobody can tell it from a fresh one."""
+    cache = sim.fired_events
+    ev = cache.get(value)
+    if ev is None:
+        ev = cache[value] = Event(sim)
+        ev.succeed(value)
+    return ev
+
+
 class Semaphore:
     """Counting semaphore with FIFO waiters. ``yield sem.acquire()`` then ``sem.release()``."""
 
@@ -53,14 +65,13 @@ class Semaphore:
         self.wait_ns_total = 0
 
     def acquire(self) -> Event:
-        ev = Event(self.sim)
         self.acquisitions += 1
         if self.available > 0 and not self._waiters:
             self.available -= 1
-            ev.succeed()
-        else:
-            self.contended += 1
-            self._waiters.append((ev, self.sim.now_ns))
+            return fired(self.sim)
+        ev = Event(self.sim)
+        self.contended += 1
+        self._waiters.append((ev, self.sim.now_ns))
         return ev
 
     def release(self) -> None:
@@ -94,16 +105,15 @@ class Mutex(Semaphore):
     def acquire(self, retry: bool = False) -> Event:
         if not self.barging:
             return super().acquire()
-        ev = Event(self.sim)
         if not retry:
             self.acquisitions += 1
         if self.available > 0:
             self.available -= 1
-            ev.succeed(True)
-        else:
-            if not retry:
-                self.contended += 1
-            self._waiters.append((ev, self.sim.now_ns))
+            return fired(self.sim, True)
+        ev = Event(self.sim)
+        if not retry:
+            self.contended += 1
+        self._waiters.append((ev, self.sim.now_ns))
         return ev
 
     def lock(self):
@@ -176,7 +186,6 @@ class RwLatch:
         self.wait_ns_total = 0
 
     def _request(self, exclusive: bool) -> Event:
-        ev = Event(self.sim)
         self.acquisitions += 1
         if exclusive:
             self.x_acquisitions += 1
@@ -185,10 +194,10 @@ class RwLatch:
             free = not self.writer and not self._waiters
         if free:
             self._take(exclusive)
-            ev.succeed()
-        else:
-            self.contended += 1
-            self._waiters.append((ev, exclusive, self.sim.now_ns))
+            return fired(self.sim)
+        ev = Event(self.sim)
+        self.contended += 1
+        self._waiters.append((ev, exclusive, self.sim.now_ns))
         return ev
 
     def _take(self, exclusive: bool) -> None:

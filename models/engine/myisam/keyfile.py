@@ -73,19 +73,26 @@ class KeyFileConfig:
 
 
 class _Tree:
-    __slots__ = ("counts", "n", "block", "parents", "random")
+    """One index: per leaf (in creation order) its entry count and its block, as
+    Python lists (the insert path reads and bumps one entry at a time); ``counts`` and
+    ``block`` are numpy copies for inspection."""
 
-    def __init__(self, random: bool, cap: int) -> None:
+    __slots__ = ("cnt", "blk", "n", "parents", "random")
+
+    def __init__(self, random: bool) -> None:
         self.random = random
-        self.counts = np.zeros(max(cap, 16), np.int32)
-        self.block = np.zeros(max(cap, 16), np.int64)
+        self.cnt: list[int] = []
+        self.blk: list[int] = []
         self.n = 0
         self.parents: list[int] = []
 
-    def grow(self) -> None:
-        if self.n == self.counts.size:
-            self.counts = np.concatenate([self.counts, np.zeros_like(self.counts)])
-            self.block = np.concatenate([self.block, np.zeros_like(self.block)])
+    @property
+    def counts(self) -> np.ndarray:
+        return np.array(self.cnt, np.int64)
+
+    @property
+    def block(self) -> np.ndarray:
+        return np.array(self.blk, np.int64)
 
 
 class KeyFile:
@@ -100,10 +107,10 @@ class KeyFile:
         self.blocks = 0                      # key blocks allocated
         self.rows = 0
         self.splits = 0
-        self.trees = [_Tree(True, 16) for _ in range(cfg.random_indexes)]
+        self.trees = [_Tree(True) for _ in range(cfg.random_indexes)]
         if cfg.auto_increment_pk:
-            self.trees.insert(0, _Tree(False, 16))
-        self._u = np.empty(0)
+            self.trees.insert(0, _Tree(False))
+        self._u: list[float] = []      # uniform draws, 4,096 at a time
         self._ui = 0
         self._prefill(int(initial_rows))
 
@@ -159,20 +166,17 @@ class KeyFile:
         for i, (t, c) in enumerate(zip(self.trees, per_tree)):
             mine = np.flatnonzero(order == i)
             n = c.size
-            t.counts = np.zeros(max(16, 2 * n), np.int32)
-            t.block = np.zeros(max(16, 2 * n), np.int64)
-            t.counts[:n] = c
-            t.block[:n] = mine[:n]
+            t.cnt = c.tolist()
+            t.blk = mine[:n].tolist()
             t.n = n
             t.parents = mine[n:].tolist()
         self.blocks = int(order.size)
         self.rows = rows
 
     def _add_leaf(self, t: _Tree, count: int) -> int:
-        t.grow()
         i = t.n
-        t.counts[i] = count
-        t.block[i] = self._new_block()
+        t.cnt.append(count)
+        t.blk.append(self._new_block())
         t.n += 1
         if i // self.cfg.fanout >= len(t.parents):
             t.parents.append(self._new_block())
@@ -180,20 +184,21 @@ class KeyFile:
 
     # -- inserting ---------------------------------------------------------------------
     def _uniform(self) -> float:
-        if self._ui >= self._u.size:
-            self._u = self.rng.random(4096)
+        if self._ui >= len(self._u):
+            self._u = self.rng.random(4096).tolist()
             self._ui = 0
         u = self._u[self._ui]
         self._ui += 1
-        return float(u)
+        return u
 
     def _pick_leaf(self, t: _Tree) -> int:
         if not t.random:
             return t.n - 1
-        cap, n, counts = self.cap, t.n, t.counts
+        cap, n, counts = self.cap, t.n, t.cnt
+        uniform = self._uniform
         while True:
-            i = int(self._uniform() * n)
-            if self._uniform() * cap < counts[i] + 1:
+            i = int(uniform() * n)
+            if uniform() * cap < counts[i] + 1:
                 return i
 
     def insert(self) -> list[int]:
@@ -203,16 +208,17 @@ class KeyFile:
         cap = self.cap
         for t in self.trees:
             i = self._pick_leaf(t)
-            changed.append(int(t.block[i]))
-            if t.counts[i] < cap:
-                t.counts[i] += 1
+            cnt = t.cnt
+            changed.append(t.blk[i])
+            if cnt[i] < cap:
+                cnt[i] += 1
                 continue
             # split: half stays, half (+ the new key) goes to a new block
             self.splits += 1
             keep = cap // 2
-            t.counts[i] = keep
+            cnt[i] = keep
             j = self._add_leaf(t, cap + 1 - keep)
-            changed.append(int(t.block[j]))
+            changed.append(t.blk[j])
             changed.append(t.parents[i // self.cfg.fanout])
         self.rows += 1
         changed.sort()

@@ -165,3 +165,91 @@ def test_fast_path_interface_takes_events_off_and_puts_them_back_in_order():
         sim.advance(0, sim.seq, 0)                  # the clock never goes back
     with pytest.raises(SimulationError):
         sim.restore(40, sim.seq + 1, log.append, "d")   # numbers not handed out yet
+
+
+def test_an_uninterrupted_sleep_is_taken_in_place_in_the_same_order():
+    """A thread's sleeps that no callback falls inside cost no heap event; a callback
+    due before or at the wake-up still runs first (it was scheduled earlier)."""
+    sim = Simulator()
+    log = []
+
+    def thread():
+        for _ in range(100):
+            yield 10
+        log.append(("alone", sim.now_ns))
+        yield 10                    # the callback at 1,010 is due at the wake-up: first
+        log.append(("woke", sim.now_ns))
+        yield 20                    # the callback at 1,025 falls inside: first
+        log.append(("woke", sim.now_ns))
+
+    sim.spawn(thread())
+    sim.at(1_010, lambda _: log.append(("cb", sim.now_ns)))
+    sim.at(1_025, lambda _: log.append(("cb", sim.now_ns)))
+    sim.run()
+    assert log == [("alone", 1_000), ("cb", 1_010), ("woke", 1_010), ("cb", 1_025),
+                   ("woke", 1_030)]
+    # the spawn, the two callbacks, and the wake-ups at 1,010 and 1,030
+    assert sim.events_processed == 5
+
+
+def test_an_in_place_sleep_respects_run_until_and_stop():
+    sim = Simulator()
+    log = []
+
+    def thread():
+        while True:
+            yield 10
+            log.append(sim.now_ns)
+            if sim.now_ns == 50:
+                sim.stop()
+
+    sim.spawn(thread())
+    assert sim.run(until_ns=25) == 25
+    assert log == [10, 20]
+    sim.run()
+    assert log == [10, 20, 30, 40, 50] and sim.now_ns == 50
+
+
+def test_waiting_on_a_thread_just_spawned_takes_its_first_step_in_place():
+    """A thread that spawns another and waits for it: the child's first step and the
+    parent's wake-up cost no heap event when nothing else is due at that instant; with
+    a callback due at the same instant the order is the queued one."""
+    sim = Simulator()
+    log = []
+
+    def child(tag):
+        log.append((tag, "child", sim.now_ns))
+        yield 5
+        return tag
+
+    def parent():
+        for i in range(50):
+            got = yield sim.spawn(child(i))
+            log.append((got, "parent", sim.now_ns))
+        sim.at(sim.now_ns, lambda _: log.append(("cb", sim.now_ns)))
+        got = yield sim.spawn(child("x"))     # the callback queued first runs first
+        log.append((got, "parent", sim.now_ns))
+
+    sim.spawn(parent())
+    sim.run()
+    assert log[:4] == [(0, "child", 0), (0, "parent", 5), (1, "child", 5), (1, "parent", 10)]
+    assert log[-3:] == [("cb", 250), ("x", "child", 250), ("x", "parent", 255)]
+    # the parent's start, the callback, the last child's start behind it, the parent's
+    # wake-up at that child's end
+    assert sim.events_processed == 4
+
+
+def test_uncontended_acquires_return_one_shared_fired_event():
+    """A lock or permit that is free is granted with an event that has already fired
+    (no new event per acquisition); a contended one gets its own."""
+    from models.sim import RwLatch
+
+    sim = Simulator()
+    sem, mutex, latch = Semaphore(sim, 2), Mutex(sim, barging=True), RwLatch(sim)
+    a, b = sem.acquire(), sem.acquire()
+    assert a is b and a.triggered and a.value is None
+    assert latch.s_lock() is a
+    granted = mutex.acquire()
+    assert granted.triggered and granted.value is True and mutex.acquire() is not granted
+    waiting = sem.acquire()
+    assert not waiting.triggered and waiting is not a
