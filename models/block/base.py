@@ -43,7 +43,7 @@ from .cfq import CFQ
 from .config import BlockConfig
 from .deadline import Deadline
 from .noop import Noop
-from .scheduler import Scheduler
+from .scheduler import Scheduler, merge_key
 
 SCHEDULER_CLASSES = {"noop": lambda cfg: Noop(), "deadline": Deadline, "cfq": CFQ}
 
@@ -223,7 +223,7 @@ class BlockQueue:
 
     def _absorb_neighbour(self, req: IORequest) -> None:
         """After a back merge, ``req`` may now end where another queued request starts."""
-        nxt = self.sched.by_start.get((req.op, req.offset_bytes + req.size_bytes))
+        nxt = self.sched.by_start.get(merge_key(req.op, req.offset_bytes + req.size_bytes))
         if (nxt is None or nxt is req or req.size_bytes + nxt.size_bytes > self.max_bytes
                 or not self.sched.allow_merge(req, nxt)):
             return
