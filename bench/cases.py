@@ -19,9 +19,11 @@ from models.block import BlockConfig, BlockQueue
 from models.device.hdd import HDD, default_15k_sas
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
+import pipeline
 from pipeline.job import peak_rss_bytes, reset_peak_rss
 
-ROOT = Path(__file__).resolve().parents[1]
+# the checkout whose models/ and conf/ run (bench/ may be run against another one)
+ROOT = Path(pipeline.__file__).resolve().parents[1]
 RAID10_DRIVES = 12
 
 

@@ -78,6 +78,12 @@ class Scheduler:
         self._unhash(req)
         return req
 
+    def pass_through(self, req: IORequest, now_ns: int) -> IORequest:
+        """``add`` then ``dispatch`` with nothing else queued: the request itself comes
+        back, and the policy's state moves as those two calls move it."""
+        self.add(req, now_ns)
+        return self.dispatch(now_ns)
+
     def remove_merged(self, req: IORequest) -> None:
         """``req`` was absorbed into another queued request: drop it from the queue."""
         self.count -= 1

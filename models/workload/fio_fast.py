@@ -85,8 +85,9 @@ def _host_mirrored() -> tuple:
     from . import fio
     return (BlockQueue.submit, BlockQueue._place, BlockQueue._new_request,
             BlockQueue._elevator_merge, BlockQueue._run_queue, BlockQueue._complete,
-            Scheduler.add, Scheduler.dispatch, Scheduler._unhash,
+            Scheduler.add, Scheduler.dispatch, Scheduler._unhash, Scheduler.pass_through,
             Scheduler.back_merge_candidate, Scheduler.front_merge_candidate, Noop._add,
+            Noop.pass_through,
             Noop._pop, IostatCounters._advance, IostatCounters.start, IostatCounters.done,
             Simulator.at, Simulator.after, fio._Job.refill, fio._Job.on_done,
             fio._Job._draw, fio._Job._new_chunk)
@@ -100,7 +101,7 @@ def _deadline_mirrored() -> tuple:
 # sha1 of the bytecode of the Python each loop mirrors, when the loop was last checked
 # against it (Python 3.11); ``code_fingerprint(name)`` gives the current one
 MIRRORED_FINGERPRINTS = {
-    "host": "3ba684ed9e936b4df0a0db277e664864295c3bf5",
+    "host": "fa4e5c04152d6452956e1c180107ba3ebdb0aba4",
     "deadline": "307c6f5239fe7ad0087960b09843259ba7140c3f",
     "HDD": "894ab05501d7ed2e9cf6517829c7eb1f7197a4b5",
     "SSD": "18c78b93a49c8ff20da7f53720f17cac15737627",
