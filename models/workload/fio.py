@@ -164,9 +164,11 @@ class _Job:
             room = iodepth - self.in_flight
             n = batch if batch < room else room
             if limit is not None:
-                n = min(n, limit - self.issued)
-                if n <= 0:
+                left = limit - self.issued
+                if left <= 0:
                     return
+                if left < n:
+                    n = left
             if n < batch and room >= batch:
                 return
             if n == 1:      # one bio per io_submit: no list, no plug
