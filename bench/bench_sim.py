@@ -29,6 +29,7 @@ import cProfile
 import json
 import pstats
 import subprocess
+import sys
 
 from pipeline.numba_cache import configure as _configure_numba_cache
 
@@ -48,12 +49,20 @@ def _commit() -> str:
         return "unknown"
 
 
+def selected(only: str) -> set[str]:
+    """The cases ``--only`` names (all by default); an unknown name exits with code 2."""
+    chosen = set(only.split(",")) if only else set(CASES)
+    unknown = chosen - set(CASES)
+    if unknown:
+        print(f"--only: unknown case {sorted(unknown)[0]!r} (one of {', '.join(CASES)})",
+              file=sys.stderr)
+        raise SystemExit(2)
+    return chosen
+
+
 def run_all(args) -> dict:
     rows: dict[str, cases.Measure] = {}
-    only = set(args.only.split(",")) if args.only else set(CASES)
-    unknown = only - set(CASES)
-    if unknown:
-        raise SystemExit(f"--only: unknown case {sorted(unknown)[0]!r} (one of {', '.join(CASES)})")
+    only = selected(args.only)
     for dev in ("hdd", "ssd", "raid10"):
         if dev not in only:
             continue
@@ -108,6 +117,7 @@ def main() -> None:
     ap.add_argument("--event-path", action="store_true",
                     help="with --profile: profile the Python event path (fused=False)")
     args = ap.parse_args()
+    selected(args.only)    # check before any case runs
     if args.profile:
         fused = not args.event_path
         cases.fio_run(cases.make_hdd, 2_000, fused)
