@@ -1,16 +1,26 @@
-"""Speed of the simulator itself: simulated device I/Os per wall-clock second.
+"""Speed of the simulator itself, in simulated I/Os per CPU-second (``time.process_time``:
+these machines are shared, so wall time says little). One run, one process:
 
-fio randread, 4 KB, iodepth=32, one job, through the block layer (noop) into the
-device: the hdd model with NCQ (SPTF) reordering, and the ssd model. A short warm-up
-run first pays numba's compile/load cost, then the timed run. Prints one JSON line:
+- fio randread 4 KB ``iodepth=32`` over 8 GB, one job, through the ``noop`` block
+  queue into the 15k SAS HDD (NCQ/SPTF), the X25-E SSD and a RAID 1+0 of 12 of those
+  HDDs (the default controller); each on the event path (``FioJob(..., fused=False)``,
+  what every experiment runs) and by default (the fused compiled loop of
+  ``models.workload.fio_fast`` where the job qualifies: the HDD and SSD cases);
+- E5, ``experiment=myisam_nr_requests`` HDD with ``block.nr_requests=100000`` at full
+  scale (120 s simulated; ``--quick`` runs it at ``--quick-scale``, said in the output);
+- E2, ``experiment=group_commit`` with ``engine=innodb_plugin_104`` and 30 connections
+  (the experiment's own run.scale);
+- the limit: a bare compiled closed loop of the same HDD model (``bench.bare_hdd``: no
+  events, no block layer, no metrics).
 
-    python -m bench.bench_sim [--ios N] [--profile [--event-path]]
+Per case: host I/Os (requests completed by the host's block queues), CPU seconds,
+I/Os per CPU-second, events per host I/O (``Simulator.events_processed`` / host I/Os)
+and the peak RSS during the case; then the ratio of the fio HDD cases to the limit.
+fio cases and the limit are the best of three timed runs after a warm-up; experiment
+cases run once. Prints a table, and one JSON line with ``--json``::
 
-``<dev>_randread_qd32_ios_per_s`` is what users get by default (the fused compiled
-loop of ``models.workload.fio_fast`` where the job qualifies);
-``<dev>_randread_qd32_event_path_ios_per_s`` is the same run with ``fused=False``
-(every I/O through the Python event path). ``--profile`` prints the top of a
-cProfile of the hdd run instead (where time goes).
+    python -m bench.bench_sim [--quick] [--ios N] [--only hdd,e5,...] [--json]
+    python -m bench.bench_sim --profile [--event-path] [--ios N]   # cProfile, fio HDD
 """
 from __future__ import annotations
 
@@ -18,79 +28,108 @@ import argparse
 import cProfile
 import json
 import pstats
-import time
-
-import numpy as np
+import subprocess
+import sys
 
 from pipeline.numba_cache import configure as _configure_numba_cache
 
 _configure_numba_cache()  # before the models import numba
 
-from models.block import BlockConfig, BlockQueue
-from models.device.hdd import HDD, default_15k_sas
-from models.sim import Simulator
-from models.workload.fio import FioConfig, FioJob
+from . import cases  # noqa: E402
+
+CASES = ("hdd", "ssd", "raid10", "e5", "e2", "bare")
 
 
-def _hdd(sim):
-    return HDD(sim, "sda", default_15k_sas())
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(cases.ROOT), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
-def _ssd(sim):
-    from models.device.ssd import SSD, SSDConfig
-    return SSD(sim, "sdb", SSDConfig())
+def selected(only: str) -> set[str]:
+    """The cases ``--only`` names (all by default); an unknown name exits with code 2."""
+    chosen = set(only.split(",")) if only else set(CASES)
+    unknown = chosen - set(CASES)
+    if unknown:
+        print(f"--only: unknown case {sorted(unknown)[0]!r} (one of {', '.join(CASES)})",
+              file=sys.stderr)
+        raise SystemExit(2)
+    return chosen
 
 
-def run_once(make_device, n_ios: int, seed: int = 1, fused: bool = True) -> tuple[int, float]:
-    """(device I/Os completed, wall seconds) for one fio randread QD32 run."""
-    sim = Simulator()
-    dev = make_device(sim)
-    blk = BlockQueue(sim, dev, BlockConfig(scheduler="noop", nr_requests=128))
-    cfg = FioConfig(rw="randread", bs="4k", iodepth=32, size="8g", runtime_s=1e6,
-                    number_ios=n_ios)
-    job = FioJob(sim, cfg, blk, np.random.default_rng(seed), fused=fused)
-    t0 = time.perf_counter()
-    job.start()
-    sim.run()
-    wall = time.perf_counter() - t0
-    return sum(dev.completed), wall
+def run_all(args) -> dict:
+    rows: dict[str, cases.Measure] = {}
+    only = selected(args.only)
+    for dev in ("hdd", "ssd", "raid10"):
+        if dev not in only:
+            continue
+        rows[f"fio {dev} event path"] = cases.fio_case(dev, args.ios, fused=False)
+        if dev != "raid10":   # the fused loop takes single HDDs and SSDs only
+            rows[f"fio {dev} default"] = cases.fio_case(dev, args.ios, fused=True)
+    if "e5" in only:
+        over = ["block.nr_requests=100000"]
+        if args.quick:
+            over.append(f"run.scale={args.quick_scale}")
+        rows["E5 hdd nr_requests=100000"] = cases.experiment_case("myisam_nr_requests", over)
+    if "e2" in only:
+        rows["E2 plugin 30 conn"] = cases.experiment_case(
+            "group_commit", ["engine=innodb_plugin_104", "workload.concurrency=30"])
+    if "bare" in only:
+        rows["bare compiled HDD loop"] = cases.bare_case(args.ios)
+    return rows
 
 
-def ios_per_s(make_device, n_ios: int, fused: bool = True) -> float:
-    run_once(make_device, 2_000, fused=fused)  # warm-up: numba compile / cache load
-    best = 0.0
-    for _ in range(3):
-        ios, wall = run_once(make_device, n_ios, fused=fused)
-        best = max(best, ios / wall)
-    return best
+def report(rows: dict, args) -> dict:
+    out = {"commit": _commit(), "clock": "process_time (CPU s)", "cases": {}}
+    print(f"commit {out['commit']}; CPU time (user+sys of this process)")
+    print(f"{'case':<28} {'host I/Os':>10} {'CPU s':>8} {'I/Os per CPU-s':>15} "
+          f"{'events/I/O':>10} {'peak RSS MB':>11}  note")
+    for name, m in rows.items():
+        print(f"{name:<28} {m.host_ios:>10,} {m.cpu_s:>8.2f} {m.ios_per_cpu_s:>15,.0f} "
+              f"{m.events_per_io:>10.2f} {m.peak_rss_bytes / 2**20:>11.0f}  {m.note}")
+        out["cases"][name] = {"host_ios": m.host_ios, "cpu_s": round(m.cpu_s, 4),
+                              "ios_per_cpu_s": round(m.ios_per_cpu_s),
+                              "events_per_host_io": round(m.events_per_io, 3),
+                              "peak_rss_bytes": m.peak_rss_bytes, "note": m.note}
+    bare = rows.get("bare compiled HDD loop")
+    if bare is not None:
+        for name in ("fio hdd event path", "fio hdd default"):
+            if name in rows:
+                r = rows[name].ios_per_cpu_s / bare.ios_per_cpu_s
+                out[f"{name} / bare"] = round(r, 4)
+                print(f"{name} / bare loop: {r:.3f}x")
+    if args.quick and "E5 hdd nr_requests=100000" in rows:
+        print(f"--quick: E5 ran at run.scale={args.quick_scale}, not at full scale")
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ios", type=int, default=100_000)
+    ap.add_argument("--ios", type=int, default=100_000, help="I/Os per fio / bare-loop run")
+    ap.add_argument("--quick", action="store_true", help="E5 at --quick-scale, not full scale")
+    ap.add_argument("--quick-scale", type=float, default=0.05)
+    ap.add_argument("--only", default="", help=f"comma-separated subset of {','.join(CASES)}")
+    ap.add_argument("--json", action="store_true", help="also print one JSON line")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--event-path", action="store_true",
                     help="with --profile: profile the Python event path (fused=False)")
     args = ap.parse_args()
+    selected(args.only)    # check before any case runs
     if args.profile:
         fused = not args.event_path
-        run_once(_hdd, 2_000, fused=fused)
+        cases.fio_run(cases.make_hdd, 2_000, fused)
         prof = cProfile.Profile()
         prof.enable()
-        run_once(_hdd, args.ios, fused=fused)
+        cases.fio_run(cases.make_hdd, args.ios, fused)
         prof.disable()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(20)
         return
-    out = {}
-    for name, make in (("hdd", _hdd), ("ssd", _ssd)):
-        try:
-            out[f"{name}_randread_qd32_ios_per_s"] = round(ios_per_s(make, args.ios))
-            out[f"{name}_randread_qd32_event_path_ios_per_s"] = round(
-                ios_per_s(make, args.ios, fused=False))
-        except ImportError:
-            out[f"{name}_randread_qd32_ios_per_s"] = None
-            out[f"{name}_randread_qd32_event_path_ios_per_s"] = None
-    print(json.dumps(out))
+    out = report(run_all(args), args)
+    if args.json:
+        print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from .cfq import CFQ
 from .config import BlockConfig
 from .deadline import Deadline
 from .noop import Noop
-from .scheduler import Scheduler
+from .scheduler import Scheduler, merge_key
 
 SCHEDULER_CLASSES = {"noop": lambda cfg: Noop(), "deadline": Deadline, "cfq": CFQ}
 
@@ -97,6 +97,14 @@ class BlockQueue:
             # fast path: one bio that needs no split and no wait
             if bios.size_bytes <= self.max_bytes and not self.waiting:
                 bios.submit_ns = now
+                sched = self.sched
+                if (not sched.count and bios.op != FLUSH and self.allocated < self.nr_requests
+                        and not self.flushes and self.device.can_accept()):
+                    # nothing queued (so no merge candidate: the hashes only hold queued
+                    # requests) and a free device tag: the new request is dispatched
+                    # at once, as _place + _run_queue would dispatch it
+                    self.device.submit(sched.pass_through(self._new_request(bios), now))
+                    return None
                 if self._place(bios, None):
                     self._run_queue()
                     return None
@@ -223,7 +231,7 @@ class BlockQueue:
 
     def _absorb_neighbour(self, req: IORequest) -> None:
         """After a back merge, ``req`` may now end where another queued request starts."""
-        nxt = self.sched.by_start.get((req.op, req.offset_bytes + req.size_bytes))
+        nxt = self.sched.by_start.get(merge_key(req.op, req.offset_bytes + req.size_bytes))
         if (nxt is None or nxt is req or req.size_bytes + nxt.size_bytes > self.max_bytes
                 or not self.sched.allow_merge(req, nxt)):
             return
@@ -243,10 +251,11 @@ class BlockQueue:
 
     # -- dispatch and completion -----------------------------------------------------
     def _run_queue(self) -> None:
-        dev, sched, now = self.device, self.sched, self.sim.now_ns
-        while dev.can_accept():
-            if self.flushes:
-                dev.submit(self.flushes.popleft())
+        dev, sched, flushes, now = self.device, self.sched, self.flushes, self.sim.now_ns
+        can_accept = dev.can_accept
+        while can_accept():
+            if flushes:
+                dev.submit(flushes.popleft())
             elif sched.count:
                 dev.submit(sched.dispatch(now))
             else:
@@ -258,7 +267,8 @@ class BlockQueue:
         self.allocated -= 1
         if self.waiting:
             self._admit_waiters()
-        self._run_queue()
+        if self.flushes or self.sched.count:
+            self._run_queue()
         for bio in req.parts:
             bio.done_ns = now
             bio.cache_hit = req.cache_hit

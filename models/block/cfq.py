@@ -32,7 +32,7 @@ class CFQ(Scheduler):
         self.queues: "OrderedDict[tuple, SortedQueue]" = OrderedDict()
         self.active: tuple | None = None
         self.slice_end_ns = 0
-        self.last_key: tuple[int, int] | None = None
+        self.last_key: int | None = None   # sort key of the last dispatched
 
     @staticmethod
     def _qkey(req: IORequest) -> tuple:
@@ -70,6 +70,5 @@ class CFQ(Scheduler):
         key = self._select(now_ns)
         q = self.queues[key]
         req = q.next_after(self.last_key) or q.oldest()
-        self.last_key = q.key(req)
-        q.remove(req)
+        self.last_key = q.remove(req)
         return req

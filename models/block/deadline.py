@@ -32,7 +32,7 @@ class Deadline(Scheduler):
         self.batch_dir = READ
         self.batching = 0
         self.starved = 0
-        self.last_key: dict[int, tuple[int, int] | None] = {READ: None, WRITE: None}
+        self.last_key: dict[int, int | None] = {READ: None, WRITE: None}   # sort keys
         self.next_rq: dict[int, IORequest | None] = {READ: None, WRITE: None}
 
     @staticmethod
@@ -80,7 +80,6 @@ class Deadline(Scheduler):
         return self._take(d, nxt)
 
     def _take(self, d: int, req: IORequest) -> IORequest:
-        self.last_key[d] = self.queues[d].key(req)
-        self.queues[d].remove(req)
+        self.last_key[d] = self.queues[d].remove(req)
         self.batching += 1
         return req

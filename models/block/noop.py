@@ -1,7 +1,10 @@
-"""noop: FIFO dispatch, back merges only (Linux ``noop`` elevator)."""
+"""noop: FIFO dispatch, back merges only (Linux ``noop`` elevator).
+
+The FIFO is an ``OrderedDict``: dispatch takes the oldest in O(1), and so does the
+removal of a request a merge absorbed, wherever it is in the queue."""
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict
 
 from ..device.request import IORequest
 from .scheduler import Scheduler
@@ -13,13 +16,17 @@ class Noop(Scheduler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.fifo: deque[IORequest] = deque()
+        self.fifo: OrderedDict[IORequest, None] = OrderedDict()
 
     def _add(self, req: IORequest, now_ns: int) -> None:
-        self.fifo.append(req)
+        self.fifo[req] = None
+
+    def pass_through(self, req: IORequest, now_ns: int) -> IORequest:
+        # into an empty FIFO and out again: nothing of noop's changes
+        return req
 
     def _pop(self, now_ns: int) -> IORequest:
-        return self.fifo.popleft()
+        return self.fifo.popitem(last=False)[0]
 
     def _remove(self, req: IORequest) -> None:
-        self.fifo.remove(req)
+        del self.fifo[req]

@@ -3,11 +3,17 @@
 As in Linux's elevator core, every scheduler can back-merge a bio into a queued request
 that ends where the bio starts (a hash keyed by end offset) and, when the policy allows,
 front-merge into one that starts where the bio ends. A policy decides only the dispatch
-order (``_add`` / ``_pop``); the base keeps the hashes consistent.
+order (``_add`` / ``_pop``); the base keeps the hashes consistent. A hash key is one
+int, ``offset_bytes << 2 | op`` (``merge_key``).
 """
 from __future__ import annotations
 
 from ..device.request import IORequest
+
+
+def merge_key(op: int, offset_bytes: int) -> int:
+    """The merge hashes' key of a request of ``op`` starting or ending at ``offset_bytes``."""
+    return offset_bytes << 2 | op
 
 
 class Scheduler:
@@ -15,8 +21,8 @@ class Scheduler:
     front_merges = False
 
     def __init__(self) -> None:
-        self.by_end: dict[tuple[int, int], IORequest] = {}
-        self.by_start: dict[tuple[int, int], IORequest] = {}
+        self.by_end: dict[int, IORequest] = {}     # merge_key(op, end) -> request
+        self.by_start: dict[int, IORequest] = {}   # merge_key(op, start) -> request
         self.count = 0
 
     def __len__(self) -> int:
@@ -28,37 +34,40 @@ class Scheduler:
         return True
 
     def back_merge_candidate(self, bio: IORequest) -> IORequest | None:
-        req = self.by_end.get((bio.op, bio.offset_bytes))
+        req = self.by_end.get(bio.offset_bytes << 2 | bio.op)
         return req if req is not None and self.allow_merge(req, bio) else None
 
     def front_merge_candidate(self, bio: IORequest) -> IORequest | None:
         if not self.front_merges:
             return None
-        req = self.by_start.get((bio.op, bio.offset_bytes + bio.size_bytes))
+        req = self.by_start.get((bio.offset_bytes + bio.size_bytes) << 2 | bio.op)
         return req if req is not None and self.allow_merge(req, bio) else None
 
     def rehash(self, req: IORequest, old_start: int, old_end: int) -> None:
         """``req`` grew by a merge; move it in the hashes."""
-        if self.by_end.get((req.op, old_end)) is req:
-            del self.by_end[(req.op, old_end)]
-        if self.by_start.get((req.op, old_start)) is req:
-            del self.by_start[(req.op, old_start)]
-        self.by_end[(req.op, req.offset_bytes + req.size_bytes)] = req
-        self.by_start[(req.op, req.offset_bytes)] = req
-
-    def _unhash(self, req: IORequest) -> None:
-        key = (req.op, req.offset_bytes + req.size_bytes)
+        op = req.op
+        key = old_end << 2 | op
         if self.by_end.get(key) is req:
             del self.by_end[key]
-        key = (req.op, req.offset_bytes)
+        key = old_start << 2 | op
+        if self.by_start.get(key) is req:
+            del self.by_start[key]
+        self.by_end[(req.offset_bytes + req.size_bytes) << 2 | op] = req
+        self.by_start[req.offset_bytes << 2 | op] = req
+
+    def _unhash(self, req: IORequest) -> None:
+        key = (req.offset_bytes + req.size_bytes) << 2 | req.op
+        if self.by_end.get(key) is req:
+            del self.by_end[key]
+        key = req.offset_bytes << 2 | req.op
         if self.by_start.get(key) is req:
             del self.by_start[key]
 
     # -- queue -------------------------------------------------------------------------
     def add(self, req: IORequest, now_ns: int) -> None:
         self.count += 1
-        self.by_end[(req.op, req.offset_bytes + req.size_bytes)] = req
-        self.by_start[(req.op, req.offset_bytes)] = req
+        self.by_end[(req.offset_bytes + req.size_bytes) << 2 | req.op] = req
+        self.by_start[req.offset_bytes << 2 | req.op] = req
         self._add(req, now_ns)
 
     def dispatch(self, now_ns: int) -> IORequest | None:
@@ -68,6 +77,12 @@ class Scheduler:
         self.count -= 1
         self._unhash(req)
         return req
+
+    def pass_through(self, req: IORequest, now_ns: int) -> IORequest:
+        """``add`` then ``dispatch`` with nothing else queued: the request itself comes
+        back, and the policy's state moves as those two calls move it."""
+        self.add(req, now_ns)
+        return self.dispatch(now_ns)
 
     def remove_merged(self, req: IORequest) -> None:
         """``req`` was absorbed into another queued request: drop it from the queue."""

@@ -38,7 +38,7 @@ LAT_N = 40                              # 2: latencies in LAT[op] from this call
 # the deadline elevator's state (Deadline, and its two SortedQueues)
 DL_ON, DL_BATCH_DIR, DL_BATCHING, DL_STARVED, DL_FIFO_BATCH = range(42, 47)
 DL_LK_SET, DL_LK_OFF, DL_LK_SEQ = 47, 49, 51   # 2 each: last_key per direction
-DL_SQSEQ, DL_DEAD, DL_PRUNED = 53, 55, 57      # 2 each: SortedQueue._seq, dead FIFO entries
+DL_SQSEQ = 53                                   # 2: SortedQueue._seq per direction
 DEV = 64                                # first slot of the device loop's own fields
 
 # return codes of the loops
@@ -97,21 +97,17 @@ def next_io(K, blocks, reads, now):
 @numba.njit(cache=False)
 def _deadline(K, op, off):
     """Deadline._add, then Deadline._pop with this request the only one queued: it is
-    taken either way, but the batch state, the sort keys ``(offset, seq)`` and the
-    FIFO's dead entries move as in the Python elevator."""
+    taken either way, but the batch state and the sort keys (``offset << SEQ_BITS |
+    seq``, kept here as the pair) move as in the Python elevator."""
     d = READ if op == READ else WRITE
     K[DL_SQSEQ + d] += 1
     seq = K[DL_SQSEQ + d]
     after_last = K[DL_LK_SET + d] != 0 and (
         off > K[DL_LK_OFF + d] or (off == K[DL_LK_OFF + d] and seq > K[DL_LK_SEQ + d]))
-    if K[DL_BATCH_DIR] == d and after_last and K[DL_BATCHING] < K[DL_FIFO_BATCH]:
-        K[DL_DEAD + d] += 1     # next in sector order: its FIFO entry stays behind, dead
-    else:
-        # a new batch: _expired -> oldest() drops the dead FIFO entries of ``d``
+    if not (K[DL_BATCH_DIR] == d and after_last and K[DL_BATCHING] < K[DL_FIFO_BATCH]):
+        # a new batch (the request is not the next in sector order of this one)
         if d == WRITE:
             K[DL_STARVED] = 0
-        K[DL_DEAD + d] = 1
-        K[DL_PRUNED + d] = 1
         K[DL_BATCH_DIR] = d
         K[DL_BATCHING] = 0
     K[DL_LK_SET + d] = 1

@@ -127,16 +127,13 @@ class HDD(Device):
     def _start_next(self) -> None:
         # called with the server free: every command in flight is queued
         if self.inflight:
-            S = self.S
+            S, sim = self.S, self.sim
+            now = sim.now_ns
+            slots = self._slots
             if self._wce:
                 before = S[D_SECT]
-            slot, done_ns, hit = hdd_dispatch(S, self.sim.now_ns)
-            req = self._slots[slot]
-            self._slots[slot] = None
-            self._free.append(slot)
-            if hit:
-                req.cache_hit = True
-            if self._wce:
+                slot, done_ns, hit = hdd_dispatch(S, now)
+                req = slots[slot]
                 # destaged during this command: on the platter only when it completes
                 drained = before - S[D_SECT]
                 if hit and req.op == WRITE:
@@ -144,9 +141,16 @@ class HDD(Device):
                     drained += n
                     self._unacked_bytes = n * SECTOR_BYTES
                 self._destaging_bytes = int(drained) * SECTOR_BYTES
+            else:
+                slot, done_ns, hit = hdd_dispatch(S, now)
+                req = slots[slot]
+            slots[slot] = None
+            self._free.append(slot)
+            if hit:
+                req.cache_hit = True
             self.free_servers = 0
-            self.busy_ns += done_ns - self.sim.now_ns
-            self.sim.at(done_ns, self._finish, req)
+            self.busy_ns += done_ns - now
+            sim.at(done_ns, self._finish, req)
         elif self._wce and not self._bg_destage and self.S[D_N] > 0.0:
             self._start_destage()   # idle: write back the cache
 

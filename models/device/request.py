@@ -28,7 +28,7 @@ class IORequest:
 
     __slots__ = ("op", "offset_bytes", "size_bytes", "on_done", "sync", "fua", "issuer",
                  "submit_ns", "queue_ns", "dispatch_ns", "done_ns", "parts", "deadline_ns",
-                 "cache_hit", "tag")
+                 "cache_hit", "tag", "sort_key")
 
     def __init__(self, op: int, offset_bytes: int, size_bytes: int,
                  on_done: Callable[["IORequest"], Any] | None = None,
@@ -48,6 +48,7 @@ class IORequest:
         self.deadline_ns = 0
         self.cache_hit = False  # served from a device/controller cache
         self.tag: Any = None   # free for the owner's use
+        self.sort_key = 0      # position in an elevator's sector order (block layer)
 
     @property
     def end_bytes(self) -> int:

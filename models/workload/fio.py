@@ -238,23 +238,31 @@ class _Job:
         if self.blocked or fio.stopping:
             return
         self.reaped = 0
-        while self.in_flight < self.iodepth:
-            room = self.iodepth - self.in_flight
-            n = min(self.batch, room)
-            if self.limit is not None:
-                n = min(n, self.limit - self.issued)
-                if n <= 0:
+        iodepth, batch, limit = self.iodepth, self.batch, self.limit
+        submit, draw, start, bs = fio.queue.submit, self._draw, self.region_start, self.bs
+        while self.in_flight < iodepth:
+            room = iodepth - self.in_flight
+            n = batch if batch < room else room
+            if limit is not None:
+                left = limit - self.issued
+                if left <= 0:
                     return
-            if n < self.batch and room >= self.batch:
+                if left < n:
+                    n = left
+            if n < batch and room >= batch:
                 return
-            bios = []
-            for _ in range(n):
-                op, block = self._draw()
-                bios.append(IORequest(op, self.region_start + block * self.bs, self.bs,
-                                      self.on_done, True, False, self.index))
+            if n == 1:      # one bio per io_submit: no list, no plug
+                op, block = draw()
+                bios = IORequest(op, start + block * bs, bs, self.on_done, True, False, self.index)
+            else:
+                bios = []
+                for _ in range(n):
+                    op, block = draw()
+                    bios.append(IORequest(op, start + block * bs, bs, self.on_done, True, False,
+                                          self.index))
             self.in_flight += n
             self.issued += n
-            gate = fio.queue.submit(bios if n > 1 else bios[0], plug=n > 1)
+            gate = submit(bios, n > 1)
             if gate is not None:
                 self.blocked = True
                 gate.add_callback(self._unblocked)

@@ -35,8 +35,8 @@ allocated it (``Device.can_accept`` holds: the drive has fewer than ``iodepth``
 commands whenever fio submits), so the elevator is empty whenever a bio arrives: no
 merge candidate exists (the merge hashes are empty) and the scheduler always
 dispatches the one request it holds. noop keeps no other state; deadline does (the
-batch direction and count, its sort position ``last_key``, the sort keys' sequence
-numbers and its FIFO's lazily pruned entries), and the loop keeps that too. cfq's
+batch direction and count, its sort position ``last_key`` and the sort keys' sequence
+numbers), and the loop keeps that too. cfq's
 time slices and idling make decisions even with one request: it runs the event path.
 
 Guard: the compiled loop mirrors a handful of Python methods (``_host_mirrored``,
@@ -57,12 +57,10 @@ from __future__ import annotations
 import hashlib
 import sys
 
-from collections import deque
-
 from ..block.base import BlockQueue
 from ..block.deadline import Deadline
 from ..block.noop import Noop
-from ..block.sorted_queue import SortedQueue
+from ..block.sorted_queue import SEQ_BITS, SortedQueue
 from ..block.scheduler import Scheduler
 from ..device import closed_loop_host as H
 from ..device.request import READ, WRITE, IORequest
@@ -70,6 +68,7 @@ from ..metrics.iostat import IostatCounters
 from ..sim.kernel import Simulator
 
 _NO_LIMIT = (1 << 63) - 1
+SEQ_MASK = (1 << SEQ_BITS) - 1
 _MIN_CHUNK = 64          # events per hand-over below which hand-overs back off
 _MAX_BACKOFF = 1024      # completions run in Python before trying again, at most
 
@@ -86,8 +85,9 @@ def _host_mirrored() -> tuple:
     from . import fio
     return (BlockQueue.submit, BlockQueue._place, BlockQueue._new_request,
             BlockQueue._elevator_merge, BlockQueue._run_queue, BlockQueue._complete,
-            Scheduler.add, Scheduler.dispatch, Scheduler._unhash,
+            Scheduler.add, Scheduler.dispatch, Scheduler._unhash, Scheduler.pass_through,
             Scheduler.back_merge_candidate, Scheduler.front_merge_candidate, Noop._add,
+            Noop.pass_through,
             Noop._pop, IostatCounters._advance, IostatCounters.start, IostatCounters.done,
             Simulator.at, Simulator.after, fio._Job.refill, fio._Job.on_done,
             fio._Job._draw, fio._Job._new_chunk)
@@ -95,16 +95,15 @@ def _host_mirrored() -> tuple:
 
 def _deadline_mirrored() -> tuple:
     return (Deadline._add, Deadline._pop, Deadline._take, Deadline._expired, Deadline._dir,
-            SortedQueue.add, SortedQueue.remove, SortedQueue.oldest, SortedQueue.next_after,
-            SortedQueue.key)
+            SortedQueue.add, SortedQueue.remove, SortedQueue.oldest, SortedQueue.next_after)
 
 
 # sha1 of the bytecode of the Python each loop mirrors, when the loop was last checked
 # against it (Python 3.11); ``code_fingerprint(name)`` gives the current one
 MIRRORED_FINGERPRINTS = {
-    "host": "68d624d900d6954feb55a318c7246d67d999e71a",
-    "deadline": "aab0e9b62532f7009d7121ac9e91ce68e7c96656",
-    "HDD": "894ab05501d7ed2e9cf6517829c7eb1f7197a4b5",
+    "host": "bef9dc7c6f841aba6cc89c16d57bcfbfa28cc128",
+    "deadline": "307c6f5239fe7ad0087960b09843259ba7140c3f",
+    "HDD": "7ed9a5fe5bb5cddc668caf13ce88fd6463e42cbb",
     "SSD": "18c78b93a49c8ff20da7f53720f17cac15737627",
 }
 
@@ -313,15 +312,13 @@ class FusedLoop:
         K[H.DL_FIFO_BATCH] = dl.fifo_batch
         for d in (READ, WRITE):
             q = dl.queues[d]
-            # every FIFO entry is a dispatched request (lazily pruned)
-            if q.entries or q._key_of or len(q._gone) != len(q.fifo):
+            if len(q) or q.keys or q.by_key:
                 return False
             key = dl.last_key[d]
             if key is not None:
                 K[H.DL_LK_SET + d] = 1
-                K[H.DL_LK_OFF + d], K[H.DL_LK_SEQ + d] = key
+                K[H.DL_LK_OFF + d], K[H.DL_LK_SEQ + d] = key >> SEQ_BITS, key & SEQ_MASK
             K[H.DL_SQSEQ + d] = q._seq
-            K[H.DL_DEAD + d] = len(q.fifo)
         return True
 
     def _store_deadline(self, dl: Deadline, k: list, job) -> None:
@@ -329,17 +326,9 @@ class FusedLoop:
         dl.batching = k[H.DL_BATCHING]
         dl.starved = k[H.DL_STARVED]
         for d in (READ, WRITE):
-            q = dl.queues[d]
-            dl.last_key[d] = ((k[H.DL_LK_OFF + d], k[H.DL_LK_SEQ + d])
+            dl.last_key[d] = (k[H.DL_LK_OFF + d] << SEQ_BITS | k[H.DL_LK_SEQ + d]
                               if k[H.DL_LK_SET + d] else None)
-            q._seq = k[H.DL_SQSEQ + d]
-            # the FIFO's dead entries: the elevator only counts them (and drops them
-            # at the next batch in this direction), so stand-ins do
-            fifo = deque() if k[H.DL_PRUNED + d] else q.fifo
-            while len(fifo) < k[H.DL_DEAD + d]:
-                fifo.append(IORequest(d, 0, job.bs, None, True, False, job.index))
-            q.fifo = fifo
-            q._gone = {id(r) for r in fifo}
+            dl.queues[d]._seq = k[H.DL_SQSEQ + d]
 
     def _run(self, job) -> None:
         K = self.K

@@ -39,9 +39,8 @@ def _elevator(sched):
     if sched.name == "deadline":
         out += [sched.batch_dir, sched.batching, sched.starved, dict(sched.last_key)]
         for q in sched.queues.values():
-            out += [q._seq, [(o, n, _request(r)) for o, n, r in q.entries],
-                    sorted(q._key_of.values()), len(q.fifo),
-                    sorted(i for i, r in enumerate(q.fifo) if id(r) in q._gone), len(q._gone)]
+            out += [q._seq, list(q.keys), {k: _request(r) for k, r in q.by_key.items()},
+                    [_request(r) for r in q.fifo]]
     elif sched.name == "noop":
         out.append([_request(r) for r in sched.fifo])
     return out

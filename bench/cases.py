@@ -1,0 +1,138 @@
+"""The cases ``bench.bench_sim`` times: fio straight on a block device, and whole
+experiment runs composed from ``conf/`` exactly as ``pipeline.run`` composes them.
+
+Each case returns a ``Measure``: host I/Os (requests completed by the block queues the
+host sees; for fio on a RAID that is the array's queue, not its members), simulated
+events, CPU seconds (``time.process_time``: the machines are shared, wall time is not
+a measure of the simulator) and the process's peak RSS during the case (VmHWM, reset
+before the case where Linux allows it).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.block import BlockConfig, BlockQueue
+from models.device.hdd import HDD, default_15k_sas
+from models.sim import Simulator
+from models.workload.fio import FioConfig, FioJob
+import pipeline
+from pipeline.job import peak_rss_bytes, reset_peak_rss
+
+# the checkout whose models/ and conf/ run (bench/ may be run against another one)
+ROOT = Path(pipeline.__file__).resolve().parents[1]
+RAID10_DRIVES = 12
+
+
+@dataclass
+class Measure:
+    host_ios: int
+    events: int
+    cpu_s: float
+    peak_rss_bytes: int
+    note: str = ""
+
+    @property
+    def ios_per_cpu_s(self) -> float:
+        return self.host_ios / self.cpu_s if self.cpu_s > 0 else 0.0
+
+    @property
+    def events_per_io(self) -> float:
+        return self.events / self.host_ios if self.host_ios else 0.0
+
+
+def make_hdd(sim):
+    return HDD(sim, "sda", default_15k_sas())
+
+
+def make_ssd(sim):
+    from models.device.ssd import SSD, SSDConfig
+    return SSD(sim, "sda", SSDConfig())
+
+
+def make_raid10(sim):
+    """12 x the 15k drive in RAID 1+0 behind the default controller (conf/device/raid10.yaml)."""
+    from models.device.raid import RAID, RAIDConfig
+    members = [HDD(sim, f"hdd{i}", default_15k_sas()) for i in range(RAID10_DRIVES)]
+    return RAID(sim, "sda", RAIDConfig(level=10), members)
+
+
+FIO_DEVICES = {"hdd": make_hdd, "ssd": make_ssd, "raid10": make_raid10}
+
+
+def fio_run(make_device, n_ios: int, fused: bool, seed: int = 1) -> Measure:
+    """fio randread 4 KB iodepth=32 over 8 GB through noop; ``n_ios`` I/Os."""
+    sim = Simulator()
+    dev = make_device(sim)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="noop", nr_requests=128))
+    cfg = FioConfig(rw="randread", bs="4k", iodepth=32, size="8g", runtime_s=1e6,
+                    number_ios=n_ios)
+    job = FioJob(sim, cfg, blk, np.random.default_rng(seed), fused=fused)
+    reset_peak_rss()
+    c0 = time.process_time()
+    job.start()
+    sim.run()
+    cpu = time.process_time() - c0
+    return Measure(sum(blk.counters.ios), sim.events_processed, cpu, peak_rss_bytes())
+
+
+def fio_case(device: str, n_ios: int, fused: bool, repeat: int = 3) -> Measure:
+    """Best of ``repeat`` timed runs after a short warm-up (numba compile / cache load)."""
+    make = FIO_DEVICES[device]
+    fio_run(make, 2_000, fused)
+    runs = [fio_run(make, n_ios, fused) for _ in range(repeat)]
+    return min(runs, key=lambda m: m.cpu_s)
+
+
+def compose_spec(experiment: str, overrides: list[str]):
+    """A validated RunSpec of ``experiment`` with ``overrides`` (as pipeline.run builds it)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from pipeline.schema import register
+    from pipeline.spec import prepare
+    from pipeline.version import code_version
+
+    register()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=[f"experiment={experiment}", *overrides,
+                                           "results.details=false"])
+    GlobalHydra.instance().clear()
+    return prepare(cfg, experiment, code_version())
+
+
+def experiment_case(experiment: str, overrides: list[str]) -> Measure:
+    """One run of ``experiment``: build the stack, start the workload, run the simulator
+    (``pipeline.build.simulate`` without the metric collection afterwards)."""
+    from pipeline.build import build
+
+    spec = compose_spec(experiment, overrides)
+    reset_peak_rss()
+    c0 = time.process_time()
+    stack = build(spec)
+    stack.workload.start()
+    until = int(spec.run.duration_s * 1e9) if spec.run.duration_s > 0 else None
+    stack.sim.run(until_ns=until)
+    cpu = time.process_time() - c0
+    ios = sum(sum(q.counters.ios) for q in stack.queues.values())
+    return Measure(ios, stack.sim.events_processed, cpu, peak_rss_bytes(),
+                   note=f"run.scale={spec.run.scale:g}")
+
+
+def bare_case(n_ios: int, repeat: int = 3) -> Measure:
+    from .bare_hdd import bare_hdd_run
+
+    bare_hdd_run(make_hdd(Simulator()), 2_000)   # compile / cache load
+    best = None
+    for _ in range(repeat):
+        dev = make_hdd(Simulator())
+        reset_peak_rss()
+        c0 = time.process_time()
+        bare_hdd_run(dev, n_ios)
+        m = Measure(n_ios, 0, time.process_time() - c0, peak_rss_bytes())
+        best = m if best is None or m.cpu_s < best.cpu_s else best
+    return best
