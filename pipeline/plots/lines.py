@@ -47,10 +47,11 @@ def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, tit
         ax.set_xlabel(xlabel or short(x))
         ax.set_ylabel(axis_label(metric, units.get(metric, "")), fontsize=9)
         if logx:
-            from matplotlib.ticker import ScalarFormatter
+            from matplotlib.ticker import FuncFormatter
 
             ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(ScalarFormatter())
+            # 1, 2, 4 ... as the x values are written (threads, connections), 0.5 as 0.5
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.set_title(panel_title(metric, units.get(metric, "")), fontsize=10)
