@@ -31,6 +31,8 @@ _UNITS = (
     (r"MB_s(?:_read)?$", "throughput", "MB/s"),
     (r"\.r_s$", "reads completed", "r/s"),
     (r"\.w_s$", "writes completed", "w/s"),
+    (r"\.f_s$", "flushes completed", "f/s"),
+    (r"\.d_s$", "discards completed", "d/s"),
     (r"rrqm_s$", "read merges", "/s"),
     (r"wrqm_s$", "write merges", "/s"),
     (r"\.iops$", "I/O operations", "IOPS"),
@@ -70,7 +72,9 @@ def panel_title(metric: str, unit: str = "") -> str:
         return f"{m.group(1)}() {m.group(2)} latency (ms)"
     what, guessed = unit_of(metric)
     unit = unit or guessed
-    return (what or short(metric)) + (f" ({unit})" if unit else "")
+    dev = re.match(r"iostat\.([^.]+)\.", metric)     # which device, as iostat names it
+    return ((f"{dev.group(1)} " if dev else "") + (what or short(metric))
+            + (f" ({unit})" if unit else ""))
 
 
 def finish(fig, title: str, notes=()):

@@ -132,9 +132,18 @@ def test_bar_groups_average_seeds_and_sort_sizes():
 @pytest.mark.parametrize("metric, unit", [("iostat.sda.rMB_s", "MB/s"), ("iostat.sda.r_s", "r/s"),
                                           ("full_scan.scan_s", "s"), ("mysqlslap.tps", "trx/s"),
                                           ("iostat.sda.await_ms", "ms"),
-                                          ("fsync_bench.syncs_per_s", "per s")])
+                                          ("fsync_bench.syncs_per_s", "per s"),
+                                          ("iostat.sdb.f_s", "f/s"), ("iostat.sdb.d_s", "d/s")])
 def test_units_from_metric_names(metric, unit):
     assert unit_of(metric)[1] == unit
+
+
+def test_panel_titles_of_iostat_columns_name_the_device():
+    from pipeline.plots.common import panel_title
+
+    assert panel_title("iostat.sdb.f_await_ms") == "sdb f_await_ms (ms)"
+    assert panel_title("iostat.sda.r_s") == "sda reads completed (r/s)"
+    assert panel_title("mysqlslap.tps") == "transactions (trx/s)"
 
 
 def test_lines_module_directly(tmp_path):
