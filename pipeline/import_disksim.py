@@ -37,9 +37,10 @@ mapping (DiskSim parameter -> field) is:
   ``read_ahead_scheme`` <- Buffer continuous read (1 track, 2 cylinder, 3 bytes,
   4 track_stream), ``read_ahead_window_hits`` <- Allow almost read hits,
   ``read_ahead_on_idle_hit`` <- Read-ahead on idle hit, ``read_zero_latency`` <-
-  Immediate buffer read (0, or 1/2: DiskSim tests the value only for non-zero; its
-  zero-latency read of a miss's first track, disksim_diskctlr.c
-  disk_buffer_seekdone). "Read-ahead over requested"
+  Immediate buffer read (DiskSim's zero-latency read of a miss's first track,
+  disksim_diskctlr.c disk_buffer_seekdone; 1 and 2 both turn it on - DiskSim only
+  tests the value for non-zero - and any other value is refused naming the
+  parameter). "Read-ahead over requested"
   only matters with a maximum read-ahead of 0 and read-ahead on (none of these drives).
 - ``write_cache`` <- Fast write level >= 1. Level 2 is write-back for every write;
   level 1 only while the write appends to the dirty segment or nothing else is

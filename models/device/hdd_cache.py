@@ -26,6 +26,11 @@ Modelled:
   rotational wait) only when it needs sectors beyond the stop or with
   ``read_ahead_on_idle_hit``, which also restarts read-ahead after a hit on a stopped
   segment. ``read_ahead_min_bytes`` are read even if another command is waiting.
+- Zero-latency read (``read_zero_latency``, DiskSim's Immediate buffer read): a read
+  miss whose head lands inside its sectors on the first track reads from the next
+  sector boundary, then the sectors before it as they come round; the data still goes
+  to the host in LBA order, so the read is shorter only where the link outruns the
+  platter. Later tracks follow as usual; zero-latency writes are not modelled.
 - Write cache (WCE): writes complete once transferred into the buffer; dirty extents
   (sequential writes coalesce) are destaged oldest-window SPTF (the drive considers
   the ``P_DWIN`` oldest extents) when the drive is idle, when a write does not fit
