@@ -36,7 +36,11 @@ mapping (DiskSim parameter -> field) is:
   (0 when Buffer continuous read = 0), ``read_ahead_min_bytes`` <- Minimum read-ahead,
   ``read_ahead_scheme`` <- Buffer continuous read (1 track, 2 cylinder, 3 bytes,
   4 track_stream), ``read_ahead_window_hits`` <- Allow almost read hits,
-  ``read_ahead_on_idle_hit`` <- Read-ahead on idle hit. "Read-ahead over requested"
+  ``read_ahead_on_idle_hit`` <- Read-ahead on idle hit, ``read_zero_latency`` <-
+  Immediate buffer read (DiskSim's zero-latency read of a miss's first track,
+  disksim_diskctlr.c disk_buffer_seekdone; 1 and 2 both turn it on - DiskSim only
+  tests the value for non-zero - and any other value is refused naming the
+  parameter). "Read-ahead over requested"
   only matters with a maximum read-ahead of 0 and read-ahead on (none of these drives).
 - ``write_cache`` <- Fast write level >= 1. Level 2 is write-back for every write;
   level 1 only while the write appends to the dirty segment or nothing else is
@@ -240,6 +244,9 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
     ra_max = int(p.get("Maximum read-ahead (blks)", 0)) * 512 if contread else 0
     ra_min = min(int(p.get("Minimum read-ahead (blks)", 0)) * 512, ra_max)
     fast = int(p.get("Fast write level", 0))
+    immed = int(p.get("Immediate buffer read", 0))
+    if immed not in (0, 1, 2):
+        raise ValueError(f"Immediate buffer read: {immed} (DiskSim accepts 0, 1 or 2)")
     sched = p.get("Scheduler", {})
     policy = int(sched.get("Scheduling policy", 1)) if isinstance(sched, dict) else 1
     cylinders = drive_cylinders(m)
@@ -287,6 +294,7 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "read_ahead_window_hits": bool(int(p.get("Allow almost read hits", 0))),
         "read_ahead_on_idle_hit": bool(int(p.get("Read-ahead on idle hit", 0))),
         "read_any_free_blocks": bool(int(p.get("Read any free blocks", 0))),
+        "read_zero_latency": bool(immed),
         "read_hits_on_write_data": bool(int(p.get("Allow read hits on write data", 1))),
         "write_cache": fast >= 1,
         "write_cache_bytes": int(p.get("Maximum number of write segments", 1)) * seg_bytes,
@@ -312,9 +320,10 @@ def unmapped(spec: DiskSpec) -> list[str]:
             and not int(p.get("Maximum read-ahead (blks)", 0))):
         out.append("Read-ahead over requested with a maximum read-ahead of 0 (read-ahead "
                    "sized by the segment)")
-    if int(p.get("Immediate buffer read", 0)) or int(p.get("Immediate buffer write", 0)):
-        out.append("Immediate buffer read/write = 1 (zero-latency access: a track's sectors "
-                   "are transferred in the order they pass the head)")
+    if int(p.get("Immediate buffer write", 0)):
+        out.append("Immediate buffer write = 1 (zero-latency writes: media writes start "
+                   "with the first of their sectors on the track to pass the head; "
+                   "imported as in LBA order)")
     if float(p.get("Low (write) water mark", 0.0)):
         out.append(f"Low (write) water mark = {p['Low (write) water mark']} (only matters "
                    "for writes larger than a segment; write data is taken in whole)")

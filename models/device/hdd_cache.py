@@ -26,6 +26,11 @@ Modelled:
   rotational wait) only when it needs sectors beyond the stop or with
   ``read_ahead_on_idle_hit``, which also restarts read-ahead after a hit on a stopped
   segment. ``read_ahead_min_bytes`` are read even if another command is waiting.
+- Zero-latency read (``read_zero_latency``, DiskSim's Immediate buffer read): a read
+  miss whose head lands inside its sectors on the first track reads from the next
+  sector boundary, then the sectors before it as they come round; the data still goes
+  to the host in LBA order, so the read is shorter only where the link outruns the
+  platter. Later tracks follow as usual; zero-latency writes are not modelled.
 - Write cache (WCE): writes complete once transferred into the buffer; dirty extents
   (sequential writes coalesce) are destaged oldest-window SPTF (the drive considers
   the ``P_DWIN`` oldest extents) when the drive is idle, when a write does not fit
@@ -47,7 +52,7 @@ import numba
 
 from .hdd_buffer import (idle_hit_restart, ra_stop, seg_lookup, seg_touch, seg_write,
                          stream_peek, stream_resume, stream_start, stream_stop)
-from .hdd_layout import locate, track_span
+from .hdd_layout import locate, track_run, track_span
 from .hdd_mech import arrive, reach, sptf_pick, stream_pos, stream_times, xfer
 from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
                         H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_DIRTY, O_EXT, O_Q, OP_FLUSH,
@@ -58,7 +63,7 @@ from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_S
                         Q_SEQ, Q_SEQCTR, Q_T, QCOLS, ST_LBA, ST_LO, ST_MIN, ST_ON, ST_SEG,
                         ST_STOP, ST_T, X_BUSW, X_IDLE_HIT, X_MINSEEK, X_OVH_PREP, X_OVH_RCOMP,
                         X_OVH_RESEL, X_OVH_WCOMP, X_WATER, X_WATER_REQ, X_WINDOW_HITS,
-                        X_FREE_BLOCKS)
+                        X_FREE_BLOCKS, X_ZERO_LAT, EPS_NS)
 
 
 # -- commands -------------------------------------------------------------------------
@@ -113,6 +118,12 @@ def serve_read(S, a, n, now):
     t = now + S[P_OVH_RM]
     t_free, c0, h0 = stream_stop(S, now)
     ts, tf, te, c, h = xfer(S, a, n, c0, h0, max(t_free, t), False, 0.0)
+    t_arm = te          # the head has read every sector of the command
+    t_tail = 0.0        # zero latency: the first track's sectors all buffered
+    n_head = 0.0        #   ... of which the first n_head came off in order
+    n_tail = 0.0        #   ... and the n_tail after them were read before
+    if S[ext + X_ZERO_LAT] > 0.0:
+        t_arm, t_tail, n_head, n_tail = zero_latency(S, a, n, c0, h0, max(t_free, t), ts, te)
     first = a
     if S[ext + X_FREE_BLOCKS] > 0.0:
         # read any free blocks: from landing on the track the head buffers every
@@ -123,9 +134,10 @@ def serve_read(S, a, n, now):
         first = max(a - min(passed, s1), track_span(S, a)[0])
     S[H_CYL] = c
     S[H_HEAD] = h
-    S[H_TFREE] = te
+    S[H_TFREE] = t_arm
     S[C_SEEKS] += 1.0
-    stream_start(S, a, b, c, h, te, first)
+    # read-ahead from b: on the read's only track b passes when it would have (te)
+    stream_start(S, a, b, c, h, te if n_head + n_tail >= n else t_arm, first)
     # the drive disconnected after the command; it reconnects once the watermark's
     # worth of the read is buffered, then streams at the link rate (holding the link
     # while the media catches up)
@@ -136,14 +148,48 @@ def serve_read(S, a, n, now):
         w = max(1.0, math.ceil(seg * S[ext + X_WATER]))
     t_w = tf
     if w >= n:
-        t_w = te
+        t_w = t_arm
     elif w > 1.0:
         t_w = xfer(S, a, w, c0, h0, max(t_free, t), False, 0.0)[2]
-    done = te + bus
+        if t_tail > 0.0 and w <= n_head + n_tail and t_tail < t_w:
+            t_w = t_tail
+    done = t_arm + bus
+    if t_tail > 0.0 and t_tail + (n - n_head + 1.0) * bus > done:
+        done = t_tail + (n - n_head + 1.0) * bus   # in LBA order from the last one read
     start = t_w + S[ext + X_OVH_RESEL] + S[ext + X_OVH_PREP]
     if start + n * bus > done:
         done = start + n * bus
     return done + S[ext + X_OVH_RCOMP], 0
+
+
+@numba.njit(cache=True)
+def zero_latency(S, a, n, c0, h0, t0, ts, te):
+    """Zero-latency read (DiskSim Immediate buffer read, disksim_diskctlr.c
+    disk_buffer_seekdone / disk_buffer_sector_done; mech_g1 dm_latency): the head,
+    landed on the first track of a read of n sectors at a (arm free from ``t0``,
+    ``ts``/``te`` its in-order first sector start and last sector end), reads from the
+    next sector boundary when that falls inside the read's sectors on the track, then
+    the ones before it as they come round. Returns (when the head has read every
+    sector, when the first track's sectors are all buffered - 0 if the head did not
+    land inside - and how many of them came off in order and how many before).
+
+    Tracks after the first follow as usual (head switch, skewed first sector) from
+    the end of the first track's part. Slipped sectors inside the track are counted as
+    LBAs when sizing the part read first (the time is the physical one)."""
+    c1, h1, s1, spt1, ang1, k, span = track_run(S, a, n)
+    sect = S[P_REV] / spt1
+    ta = arrive(S, c0, h0, t0, c1, h1, False)
+    wait = ts - ta
+    if wait <= EPS_NS or wait >= S[P_REV]:
+        return te, 0.0, 0.0, 0.0
+    q = math.ceil((S[P_REV] - wait) / sect - 1e-9)   # sector boundary past a's start
+    if q < 1.0 or q >= span:
+        return te, 0.0, 0.0, 0.0
+    t1 = ts + q * sect          # [a + q, end of track part) was read before ts
+    t_arm = t1
+    if k < n:
+        t_arm = xfer(S, a + k, n - k, c1, h1, t1, False, 0.0)[2]
+    return t_arm, t1, q, min(k, span) - q
 
 
 @numba.njit(cache=True)

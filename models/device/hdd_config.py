@@ -166,6 +166,12 @@ class HDDConfig:
       - ``read_any_free_blocks``: after positioning for a read miss, the head buffers
         the sectors of the track that pass under it before the first requested one
         [Read any free blocks].
+      - ``read_zero_latency``: zero-latency read (read-on-arrival): when the head
+        lands on the first track of a read miss past its first sector but inside its
+        sectors on that track, it reads from the next sector boundary to the end of
+        those sectors, then the ones before it as they come round (one revolution for
+        the track's part); the host still gets the data in LBA order [Immediate
+        buffer read].
       - ``read_hits_on_write_data``: reads hit on sectors the buffer holds from a
         write [Allow read hits on write data]. A write always empties the other
         segments holding any of its sectors (and stops read-ahead).
@@ -220,6 +226,7 @@ class HDDConfig:
     read_ahead_window_hits: bool = True
     read_ahead_on_idle_hit: bool = True
     read_any_free_blocks: bool = False
+    read_zero_latency: bool = False
     read_hits_on_write_data: bool = True
     write_cache: bool = False
     write_cache_bytes: int = 0

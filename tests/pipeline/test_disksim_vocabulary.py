@@ -89,11 +89,68 @@ def test_cylinder_count_ending_on_a_zone_boundary_and_full_stroke_from_the_curve
     assert dec.seek_full_stroke_ms > 10
 
 
-def test_immediate_buffer_read_is_read_and_noted(imported):
-    text = (ds.DATA_DIR / "atlas10k.diskspecs").read_text()
-    assert "Immediate buffer read = 1" in text
-    assert any("Immediate buffer read" in line
-               for line in imp.unmapped(ds.read_diskspecs(ds.DATA_DIR / "atlas10k.diskspecs")))
+def test_immediate_buffer_read_imports_as_a_zero_latency_read(imported, tmp_path):
+    atlas = ds.read_diskspecs(ds.DATA_DIR / "atlas10k.diskspecs")
+    assert int(atlas.params["Immediate buffer read"]) == 1
+    assert imp.to_hdd_dict(atlas)["read_zero_latency"] is True
+    assert not any("Immediate buffer read" in line for line in imp.unmapped(atlas))
+    assert imported["dec_rz26"][1].read_zero_latency          # Immediate buffer read = 1
+    assert not imported["st41601n"][1].read_zero_latency      # = 0
+    assert imp.load_hdd_config(imp.CONF_DIR / "disksim_atlas10k.yaml").read_zero_latency
+
+
+def _one_read(cfg, t_ns, lba, n):
+    from models.device.hdd import HDD
+    from models.device.request import READ, IORequest
+    from models.sim import Simulator
+
+    sim = Simulator()
+    dev = HDD(sim, "d", cfg)
+    done = []
+    dev.on_complete = lambda r: done.append(r.done_ns)
+    sim.at(t_ns, lambda _: dev.submit(IORequest(READ, lba * 512, n * 512)))
+    sim.run()
+    return done[0]
+
+
+def test_a_zero_latency_read_takes_one_revolution_from_landing_inside_it():
+    import dataclasses
+
+    from tests.models.device.test_hdd_mech import SMALL
+
+    # 10 ms a revolution, 100 sectors a track (0.1 ms each), 10 us a sector on the
+    # link, 0.1 ms read miss overhead: at 0.1 ms the head is at sector 1 of track 0
+    cfg = dataclasses.replace(SMALL, read_ahead_max_bytes=0)
+    zl = dataclasses.replace(cfg, read_zero_latency=True)
+    ms = 1e6
+    # sectors 0..49: in LBA order it waits for sector 0 (10 ms) and reads 50 (5 ms);
+    # zero latency reads 1..49 at once, sector 0 at 10 ms, then sends 50 in order
+    assert _one_read(cfg, 0, 0, 50) == pytest.approx(15.01 * ms, abs=2e3)
+    assert _one_read(zl, 0, 0, 50) == pytest.approx(10.1 * ms + 50 * 0.01 * ms, abs=2e3)
+    # landing before the read's first sector, or a read spilling to the next track
+    # whose first sector passes when it would have: no difference
+    for t, a, n in ((0, 50, 10), (int(8.4 * ms), 80, 40)):
+        assert _one_read(zl, t, a, n) == _one_read(cfg, t, a, n)
+    # a host link slower than the media (200 us a sector here; atlas10k: 99 us on its
+    # bus, 18 us on the platter) sends the data in LBA order from the first sector as
+    # it comes off: no gain
+    slow = dataclasses.replace(cfg, interface_mb_s=512 / 200e-6 / 1e6)
+    slow_zl = dataclasses.replace(slow, read_zero_latency=True)
+    assert _one_read(slow_zl, 0, 0, 50) == _one_read(slow, 0, 0, 50)
+
+
+def test_an_immediate_buffer_read_disksim_does_not_accept_is_refused(tmp_path, capsys):
+    for suffix in (".parv", "_validate.model", "_validate.seek"):
+        shutil.copy(ds.DATA_DIR / f"st41601n{suffix}", tmp_path / f"st41601n{suffix}")
+    specs = (ds.DATA_DIR / "st41601n.diskspecs").read_text()
+    assert "Immediate buffer read = 0" in specs
+    (tmp_path / "st41601n.diskspecs").write_text(
+        specs.replace("Immediate buffer read = 0", "Immediate buffer read = 3"))
+    out = tmp_path / "out.yaml"
+    assert imp.main([str(tmp_path / "st41601n.diskspecs"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Immediate buffer read: 3" in err[0], err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("edit, param", [
