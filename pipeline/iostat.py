@@ -125,7 +125,8 @@ def reports(con, experiment: str, config_hash: str, detailed: bool | None = None
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pipeline.iostat",
                                  description="Print runs' per-device statistics as iostat -x does.")
-    ap.add_argument("--dir", default="outputs", help="results root (default: outputs)")
+    ap.add_argument("--dir", "--results", dest="dir", default="outputs",
+                    help="results root (default: outputs)")
     ap.add_argument("--experiment", help="only runs of this experiment")
     ap.add_argument("--run", help="only the run whose config hash starts with this")
     ap.add_argument("--old", action="store_true", help="sysstat <= 11 columns (avgrq-sz, svctm)")

@@ -223,7 +223,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m pipeline.query",
         description="Run SQL or a named query over all results with DuckDB and print a table.")
     ap.add_argument("query", nargs="?", help="SQL text, or the name of a query in pipeline/queries/")
-    ap.add_argument("--dir", default="outputs", help="results root (default: outputs)")
+    ap.add_argument("--dir", "--results", dest="dir", default="outputs",
+                    help="results root (default: outputs)")
     ap.add_argument("--experiment", help="experiment name ($experiment in named queries)")
     ap.add_argument("--metric", help="metric column to rank by (best)")
     ap.add_argument("--asc", action="store_true", help="best: lower is better (latency); "

@@ -298,7 +298,8 @@ def _main(argv: list[str] | None) -> int:
     ap = OneLineParser(prog="python -m pipeline.report",
                                  description="Draw the publication-style plot of an experiment's runs.")
     ap.add_argument("--experiment", required=True, help="experiment name (results of any sweep of it)")
-    ap.add_argument("--results", default="outputs", help="results root (default: outputs)")
+    ap.add_argument("--results", "--dir", dest="results", default="outputs",
+                    help="results root (default: outputs)")
     ap.add_argument("--out", default=None, help="PNG path (default: <results>/report/<experiment>.png)")
     ap.add_argument("--metric", action="append", default=[], help="metric column(s) to plot")
     ap.add_argument("--reference", action="extend", nargs="+", default=[], metavar="FILE",

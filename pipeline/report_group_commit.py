@@ -118,7 +118,8 @@ def plot(rows: list[dict], path: str | Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--results", default="outputs", help="results directory")
+    ap.add_argument("--results", "--dir", dest="results", default="outputs",
+                    help="results directory")
     ap.add_argument("--out", default=None,
                     help="PNG path (default: <results>/report/group_commit_<metric>_by_concurrency.png; "
                          "pipeline.report's figure of the sweep is <results>/report/group_commit.png)")

@@ -330,7 +330,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="row ids or shell patterns (E1.aio.*), comma-separated")
     ap.add_argument("--scale", type=float, default=None,
                     help="run.scale for every case (default: each experiment's own)")
-    ap.add_argument("--results", default="outputs", help="results root (default: outputs)")
+    ap.add_argument("--results", "--dir", dest="results", default="outputs",
+                    help="results root (default: outputs)")
     ap.add_argument("--out", default=None,
                     help="report directory (default: <results>/validation/<timestamp>)")
     ap.add_argument("--serial", action="store_true", help="run in this process, not on Ray")
