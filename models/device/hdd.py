@@ -52,13 +52,10 @@ Modules: ``hdd_config`` (HDDZone, HDDConfig), ``hdd_layout`` (LBA -> platter),
 """
 from __future__ import annotations
 
-import math
-
 from ..sim import Simulator
 from .base import Device
 from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
 from .hdd_config import SECTOR_BYTES, HDDConfig, HDDZone, hdd_config_fields  # noqa: F401
-from .hdd_layout import spt_for_rate, synthetic_zones
 from .hdd_mech import build_state
 from .hdd_state import C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT
 from .request import WRITE, IORequest
@@ -186,52 +183,10 @@ class HDD(Device):
 
 
 def default_15k_sas(**overrides) -> HDDConfig:
-    """A 2009 15k RPM SAS drive: Seagate Cheetah 15K.7 300 GB (ST3300657SS).
+    """A 2009 15k RPM SAS drive: Seagate Cheetah 15K.7 300 GB (ST3300657SS), built
+    from its data sheet (``hdd_datasheet.CHEETAH_15K7``: the sheet's figures and what
+    is assumed where it is silent). ``overrides`` replace fields (e.g.
+    ``queue_depth=1``, ``write_cache=True``)."""
+    from .hdd_datasheet import CHEETAH_15K7, hdd_from_datasheet
 
-    Data sheet / product manual (100516226): 15,000 RPM (2.0 ms average rotational
-    latency); average seek 3.4 ms read, 3.9 ms write; track-to-track 0.2 ms read;
-    sustained transfer 204 MB/s outer to 122 MB/s inner; 16 MB cache; 6 Gb/s SAS;
-    300 GB = 585,937,500 sectors. Assumed where the sheet is silent (marked below).
-    ``overrides`` replace fields (e.g. ``queue_depth=1``, ``write_cache=True``).
-    """
-    rpm = 15_000.0
-    surfaces = 4               # assumed: 2 platters x 2 heads for the 300 GB model
-    head_switch_ms = 0.2       # assumed equal to the 0.2 ms track-to-track read seek
-    seek_single_cyl_ms = 0.2   # data sheet: track-to-track read
-    outer = spt_for_rate(204.0, head_switch_ms, rpm)   # data sheet: 204 MB/s outer
-    inner = spt_for_rate(122.0, head_switch_ms, rpm)   # data sheet: 122 MB/s inner
-    sectors = 585_937_500
-    n_zones = 20
-    # cylinders so that the zones hold the capacity (equal cylinders per zone)
-    mean_spt = sum(round(outer + (inner - outer) * i / (n_zones - 1)) for i in range(n_zones)) / n_zones
-    cylinders = math.ceil(sectors / (surfaces * mean_spt) / n_zones) * n_zones
-    cfg = dict(
-        rpm=rpm,
-        surfaces=surfaces,
-        zones=synthetic_zones(n_zones, cylinders, outer, inner, head_switch_ms,
-                              seek_single_cyl_ms, rpm),
-        cylinders=cylinders,
-        capacity_bytes=sectors * SECTOR_BYTES,
-        seek_single_cyl_ms=seek_single_cyl_ms,
-        seek_avg_ms=3.4,           # data sheet: average read seek
-        seek_full_stroke_ms=7.0,   # assumed: not on the sheet; ~7 ms for 15k drives of the period
-        head_switch_ms=head_switch_ms,
-        write_settle_ms=0.5,       # data sheet: 3.9 ms write - 3.4 ms read average seek
-        overhead_read_hit_ms=0.05,     # assumed controller overheads
-        overhead_read_miss_ms=0.1,
-        overhead_write_hit_ms=0.05,
-        overhead_write_miss_ms=0.1,
-        overhead_flush_ms=0.05,
-        interface_mb_s=600.0,      # data sheet: 6 Gb/s SAS (8b/10b -> 600 MB/s)
-        cache_segments=16,         # data sheet: 16 MB buffer; segmentation assumed
-        cache_segment_bytes=1 << 20,
-        read_ahead_max_bytes=1 << 19,
-        read_ahead_min_bytes=0,
-        write_cache=False,         # WCE off, as behind a RAID controller; set per experiment
-        write_cache_bytes=0,
-        queue_depth=32,            # Linux SAS HBA default per-device queue_depth
-        scheduler="sptf",
-        sptf_age_limit_ms=0.0,
-    )
-    cfg.update(overrides)
-    return HDDConfig(**cfg)
+    return hdd_from_datasheet(CHEETAH_15K7, **overrides)

@@ -141,7 +141,8 @@ def hdd_from_datasheet(sheet: HDDDataSheet, **overrides) -> HDDConfig:
 # Seagate Cheetah 15K.7 300 GB (ST3300657SS), product manual 100516226: 15,000 RPM,
 # average seek 3.4 ms read / 3.9 ms write, track-to-track 0.2 ms, sustained 204 ->
 # 122 MB/s, 16 MB cache, 6 Gb/s SAS, 585,937,500 sectors. Assumed: 4 heads, 7.0 ms
-# full stroke, the overheads. The same config as ``hdd.default_15k_sas``.
+# full stroke, the overheads. ``hdd.default_15k_sas`` (the published experiments' drive)
+# is this sheet through the builder.
 CHEETAH_15K7 = HDDDataSheet(
     rpm=15_000, heads=4, capacity_bytes=585_937_500 * SECTOR_BYTES,
     seek_track_to_track_ms=0.2, seek_avg_read_ms=3.4, seek_avg_write_ms=3.9,

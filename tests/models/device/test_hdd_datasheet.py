@@ -14,9 +14,21 @@ from models.sim import Simulator
 from .jobs import run_job
 
 
-def test_the_15k_sheet_gives_the_existing_15k_config_exactly():
-    assert hdd_from_datasheet(CHEETAH_15K7) == default_15k_sas()
-    assert hdd_from_datasheet(CHEETAH_15K7, queue_depth=1) == default_15k_sas(queue_depth=1)
+def test_the_15k_sheet_gives_the_published_experiments_drive():
+    """default_15k_sas is the Cheetah sheet through the builder; the geometry the
+    published experiments ran on (the config before the builder existed) is pinned."""
+    cfg = default_15k_sas()
+    assert cfg == hdd_from_datasheet(CHEETAH_15K7)
+    assert default_15k_sas(queue_depth=1) == dataclasses.replace(cfg, queue_depth=1)
+    assert (cfg.cylinders, len(cfg.zones), cfg.capacity_bytes) == (109_400, 20, 300_000_000_000)
+    first, last = cfg.zones[0], cfg.zones[-1]
+    assert (first.first_cyl, first.last_cyl, first.sectors_per_track, first.track_skew_sectors) \
+        == (0, 5_469, 1_675, 85)
+    assert (last.first_cyl, last.last_cyl, last.sectors_per_track, last.track_skew_sectors) \
+        == (103_930, 109_399, 1_003, 52)
+    assert (cfg.seek_single_cyl_ms, cfg.seek_avg_ms, cfg.seek_full_stroke_ms,
+            cfg.write_settle_ms, cfg.head_switch_ms) == (0.2, 3.4, 7.0, 0.5, 0.2)
+    assert (cfg.rpm, cfg.surfaces, cfg.queue_depth, cfg.write_cache) == (15_000, 4, 32, False)
 
 
 @pytest.mark.parametrize("sheet", [SAVVIO_10K4, CONSTELLATION_ES3])
