@@ -77,7 +77,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
-    "rate_iops": ("int", "rate_iops"), "random_distribution": ("str", "random_distribution"),
+    "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"), "random_distribution": ("str", "random_distribution"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
     "replay_time_scale": ("float", "replay_time_scale"),
@@ -242,7 +242,7 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
-               "number_ios", "thinktime_blocks", "rate_iops", "random_distribution", "fsync",
+               "number_ios", "thinktime_blocks", "rate_iops", "rate", "random_distribution", "fsync",
                "fdatasync", "filename"}
 
 

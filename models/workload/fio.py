@@ -18,9 +18,8 @@ Also modelled, as fio documents them:
 
 - ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
   job stalls that long before it issues again (I/Os already in flight go on);
-- ``rate_iops``: each job issues at most that many I/Os per second (I/O k no earlier
-  than k / rate_iops after the job started; one cap over reads and writes, where fio
-  caps a mixed job's reads and writes each);
+- ``rate_iops`` / ``rate`` = ``r[,w]``: each job's reads and writes capped each, I/Os
+  or bytes a second (``models.workload.fio_pace``);
 - ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct>
   (``models.workload.fio_random``);
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job waits for its I/Os in
@@ -28,7 +27,8 @@ Also modelled, as fio documents them:
   flush, for either call), then goes on; their latencies are the ``sync`` statistics.
 
 Only ``direct=1`` (``buffered=0``) is modelled here: the job submits straight to a
-block device (buffered I/O goes through the page cache: the filesystem workloads).
+block device (``direct=0``, through a filesystem and the page cache, is
+``models.workload.fio_buffered``).
 
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
@@ -40,8 +40,7 @@ handed to a compiled loop that runs the very same events (``fio_fast``);
 ``FioJob(..., fused=False)`` keeps every I/O on the Python event path. Results are
 identical either way.
 
-Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs`` or
-``rate_iops``, ``thinktime_blocks_type=issue``, ``end_fsync``.
+Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs``, ``thinktime_blocks_type=issue``, ``end_fsync``.
 """
 from __future__ import annotations
 
@@ -55,7 +54,7 @@ from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
-from .fio_pace import Pace
+from .fio_pace import Pace, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
 
 RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
@@ -82,7 +81,8 @@ class FioConfig:
     time_based: bool = True
     thinktime_us: float = 0.0
     thinktime_blocks: int = 1
-    rate_iops: int = 0
+    rate_iops: str = "0"
+    rate: str = "0"
     random_distribution: str = "random"
     fsync: int = 0
     fdatasync: int = 0
@@ -106,9 +106,6 @@ class FioConfig:
                 raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
         elif parse_size(self.offset, "offset") % 512:
             raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
-        if not self.direct:
-            raise ValueError("direct: only direct=1 (buffered=0) is modelled by the block-device "
-                             "fio job; buffered I/O goes through the page cache (filesystem workloads)")
         at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
@@ -120,7 +117,8 @@ class FioConfig:
         at_most(self, MAX_SECONDS, "runtime_s")
         if not 0 <= self.ramp_time_s < self.runtime_s:
             raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
-        at_least(self, 0, "number_ios", "thinktime_us", "rate_iops", "fsync", "fdatasync")
+        at_least(self, 0, "number_ios", "thinktime_us", "fsync", "fdatasync")
+        rate_ns_per_io(self)
         at_least(self, 1, "thinktime_blocks")
         at_most(self, MAX_SECONDS * 1e6, "thinktime_us")
         parse_distribution(self.random_distribution)
@@ -135,7 +133,7 @@ class FioConfig:
     @property
     def paced(self) -> bool:
         """Think time, a rate cap or periodic syncs: issuing pauses (event path only)."""
-        return bool(self.thinktime_us or self.rate_iops or self.sync_every)
+        return bool(self.thinktime_us or any(rate_ns_per_io(self)) or self.sync_every)
 
     @property
     def fusable(self) -> bool:
@@ -315,9 +313,7 @@ class _PacedJob(_Job):
 
     def _draw(self) -> tuple[int, int]:
         op, block = super()._draw()
-        if op == WRITE:
-            self.pace.wrote()
-        return op, block
+        return self.pace.issue(op), block
 
     def _new_chunk(self) -> None:
         super()._new_chunk()
@@ -334,6 +330,9 @@ class FioJob:
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
                  rng: np.random.Generator, fused: bool = True) -> None:
+        if not cfg.direct:
+            raise ValueError("direct: the block-device fio job is direct=1 (buffered=0); "
+                             "direct=0 runs on a filesystem (models.workload.fio_buffered)")
         self.offset_bytes, self.size_bytes = cfg.region(queue.device.capacity_bytes)
         end = self.offset_bytes + cfg.numjobs * self.size_bytes
         if end > queue.device.capacity_bytes:
@@ -366,6 +365,7 @@ class FioJob:
     def start(self) -> None:
         self.running = len(self.jobs)
         self.started_ns = self.sim.now_ns
+        self.measure_from_ns = self.started_ns + int(self.cfg.ramp_time_s * 1e9)
         self._iostat_from = self.queue.snapshot()
         self.sim.at(self.started_ns + self.measure_from_ns, self._begin_measure)
         self.sim.at(self.started_ns + self.end_ns, self._stop)
@@ -381,6 +381,11 @@ class FioJob:
             self.finished_ns = self.sim.now_ns
             self._iostat = self.queue.iostat(self._iostat_from)
         self.stopping = True
+        self.stopped()
+
+    def stopped(self) -> None:
+        """The job group is over: the run ends (``models.workload.fio_jobs`` waits for
+        every group instead)."""
         self.sim.stop()
 
     def job_finished(self) -> None:

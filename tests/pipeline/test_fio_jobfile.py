@@ -134,4 +134,4 @@ def test_fio_options_from_the_command_line(compose, tmp_path):
     spec = validate(compose("workload=fio", "+workload.runtime=100ms", "+workload.thinktime=1ms",
                             "+workload.rate_iops=50"))
     assert spec.workload.config.runtime_s == pytest.approx(0.1)
-    assert spec.workload.config.thinktime_us == 1000.0 and spec.workload.config.rate_iops == 50
+    assert spec.workload.config.thinktime_us == 1000.0 and spec.workload.config.rate_iops == "50"
