@@ -56,6 +56,7 @@ from ..sim import Simulator
 from ..units import parse_size
 from .fio_pace import Pace, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
+from .fio_stats import summarize
 
 RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
 IOENGINES = ("libaio", "io_uring", "psync", "sync")
@@ -398,22 +399,8 @@ class FioJob:
         if self.finished_ns is None:
             self._stop()
         secs = (self.finished_ns - self.measure_from_ns) / 1e9
-        out: dict = {"runtime_s": secs}
-        total_ios = 0
-        total_bytes = 0
-        for op, name in ((READ, "read"), (WRITE, "write")):
-            n = len(self.lat[op])
-            total_ios += n
-            total_bytes += self.bytes_done[op]
-            out[f"{name}_iops"] = n / secs if secs > 0 else 0.0
-            out[f"{name}_MB_s"] = self.bytes_done[op] / 2**20 / secs if secs > 0 else 0.0
-            out.update(self.lat[op].summary(prefix=f"{name}_clat"))
-        if self.cfg.sync_every:
-            out["sync_count"] = len(self.sync_lat)
-            out.update(self.sync_lat.summary(prefix="sync_lat"))
-        out["iops"] = total_ios / secs if secs > 0 else 0.0
-        out["MB_s"] = total_bytes / 2**20 / secs if secs > 0 else 0.0
-        return out
+        return summarize(secs, self.lat, self.bytes_done,
+                         self.sync_lat if self.cfg.sync_every else None)
 
     def iostat(self) -> dict:
         if self.finished_ns is None:
