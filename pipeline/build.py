@@ -189,8 +189,9 @@ def simulate(spec: RunSpec) -> RunResult:
             row = q.iostat(before[name])
         for col, v in row.items():
             metrics[f"iostat.{name}.{col}"] = v
+    prefix = registry.WORKLOADS[spec.workload.type].metric_prefix or spec.workload.type
     for k, v in wl_metrics.items():
-        metrics[f"{spec.workload.type}.{k}"] = v
+        metrics[f"{prefix}.{k}"] = v
     for name, dev in stack.devices.items():
         for k, v in dev.stats().items():
             metrics[f"devstat.{name}.{k}"] = v

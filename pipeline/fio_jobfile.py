@@ -250,6 +250,8 @@ def expand(entry: dict) -> dict:
     """The ``workload`` section of ``type: fio`` with its job file and fio names
     translated (``WorkloadKind.expand``); ``ConfigError`` naming the key."""
     entry = dict(entry)
+    if entry.get("type") == "fio_buffered":
+        entry.setdefault("direct", False)
     named = _fio_keys(entry)
     for k in named:
         entry.pop(k)
@@ -283,10 +285,13 @@ def expand(entry: dict) -> dict:
         raise ConfigError(f"workload.{key}", msg) from None
     if jf is not None:
         # fio's defaults where the file (and the section) are silent
-        if "direct" not in base and "direct" not in entry:
-            raise ConfigError("workload.jobfile", f"{jf.path}: no direct=1: fio's default is "
-                              "buffered I/O (direct=0), which the block-device job does not "
-                              "model; add direct=1")
+        if "direct" not in entry:
+            base.setdefault("direct", False)     # fio's default: buffered I/O
+        buffered = not _direct({**base, **entry})
+        if buffered and "size" not in base and "size" not in entry:
+            raise ConfigError("workload.jobfile", f"{jf.path}: buffered I/O (direct=0, fio's "
+                              "default) goes to a file, which needs size= (or direct=1 for the "
+                              "block device)")
         for key, default in FIO_DEFAULTS.items():
             if key not in entry:
                 base.setdefault(key, default)
@@ -298,7 +303,16 @@ def expand(entry: dict) -> dict:
     merged = {**base, **entry}
     if "read_iolog" in merged:
         return _as_trace(merged)
+    merged["type"] = "fio" if _direct(merged) else "fio_buffered"
     return merged
+
+
+def _direct(merged: dict) -> bool:
+    """``direct`` of a translated section (FioConfig's default: 1)."""
+    try:
+        return _convert("bool", "direct", merged.get("direct", True))
+    except ValueError as ex:
+        raise ConfigError("workload.direct", str(ex).partition(": ")[2]) from None
 def _as_trace(merged: dict) -> dict:
     """``read_iolog``: the trace workload with the job's replay options."""
     out = {"type": "trace", "iolog": merged["read_iolog"], "mode": "auto"}

@@ -65,6 +65,9 @@ class WorkloadKind:
     # the raw section rewritten before it is checked (``expand(entry) -> entry``): fio
     # job files and fio option names (pipeline.fio_jobfile); it may name another type
     expand: Callable[[dict], dict] | None = None
+    # the prefix of its metric columns (``<prefix>.<metric>``; default: its type), so
+    # fio's direct=1 and direct=0 jobs report the same ``fio.*`` columns
+    metric_prefix: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,24 @@ def _fio_kind() -> WorkloadKind:
         expand=fio_jobfile.expand)
 
 
-WORKLOADS: dict[str, WorkloadKind] = {"fio": _fio_kind()}
+def _fio_buffered_kind() -> WorkloadKind:
+    """fio with direct=0: the job's files on the filesystem of the device its
+    ``filename`` names (``placement.data``), through the page cache."""
+    from models.workload.fio_buffered import FioBufferedJob
+
+    from . import fio_jobfile, fio_json
+
+    return WorkloadKind(
+        FioConfig,
+        lambda sim, cfg, fs, rng, scale, extras: fio_json.FioRun(
+            FioBufferedJob(sim, cfg, fs, rng), extras),
+        extras={"filename": "sda", "jobfile": ""}, on="fs", files=("data",),
+        inputs=lambda extras: ({"jobfile": fio_jobfile.resolve(extras["jobfile"])}
+                               if extras.get("jobfile") else {}),
+        expand=fio_jobfile.expand, metric_prefix="fio")
+
+
+WORKLOADS: dict[str, WorkloadKind] = {"fio": _fio_kind(), "fio_buffered": _fio_buffered_kind()}
 ENGINES: dict[str, EngineKind] = {}
 
 

@@ -77,7 +77,8 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
 @pytest.mark.parametrize("edit, msg", [
     (("bs=4k", "blocksze=4k"), r"rr\.fio line 12: unknown fio option 'blocksze' \(did you mean 'blocksize'\?\)"),
     (("iodepth=4", "iodepth=4\n[second]\nrw=read"), r"rr\.fio line 14: a second job section \[second\]"),
-    (("direct=1\n", ""), r"rr\.fio: no direct=1: fio's default is buffered I/O"),
+    (("size=10g\n", "direct=0\n"), r"rr\.fio: buffered I/O \(direct=0, fio's default\) goes "
+                                     r"to a file, which needs size="),
     (("runtime=150ms", "runtime=soon"), r"rr\.fio line 6: runtime: expected a time such as 30s"),
     (("ioengine=libaio", "ioengine=libiao"), r"rr\.fio line 3: ioengine: .* \(did you mean 'libaio'\?\)"),
 ])
@@ -135,3 +136,25 @@ def test_fio_options_from_the_command_line(compose, tmp_path):
                             "+workload.rate_iops=50"))
     assert spec.workload.config.runtime_s == pytest.approx(0.1)
     assert spec.workload.config.thinktime_us == 1000.0 and spec.workload.config.rate_iops == "50"
+
+
+def test_a_buffered_job_runs_on_the_filesystem_of_its_device(tmp_path, capfd):
+    # fio's default direct=0: the job's file on the filesystem of filename's device,
+    # through the page cache; the same fio.* columns and fio.json as direct=1
+    job = tmp_path / "buf.fio"
+    job.write_text("[buffered-reads]\nfilename=/dev/sda\nrw=randread\nsize=4m\n"
+                   "runtime=100ms\ntime_based\n")
+    out = tmp_path / "out"
+    assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
+                 "results.summary=false"]) == 0, capfd.readouterr().err
+    row, run = _row(out)
+    assert (row["workload.type"], row["workload.direct"], row["placement.data"]) == (
+        "fio_buffered", False, "sda")
+    # a cold cache: each page read from the device once and kept (one more may be in
+    # flight when the run ends), a read again is a hit
+    assert row["fio.read_iops"] > 0 and row["iostat.sda.r_s"] > 0
+    cached = row["fsstat.page_cache.cached_pages"]
+    assert cached <= row["fsstat.sda.pages_read"] <= cached + 1
+    assert cached <= row["fio.read_clat_count"]
+    doc = json.loads((run / "_details" / "fio.json").read_text())
+    assert doc["jobs"][0]["read"]["iops"] == row["fio.read_iops"]
