@@ -197,6 +197,7 @@ class _Job:
         self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
         self.complete_min = 1 if sync_engine else cfg.iodepth_batch_complete_min
         self.in_flight = 0
+        self.depth_ios = [0] * (self.iodepth + 1)   # I/Os submitted at each depth (fio's io_u_map)
         self.reaped = 0          # completions since the last refill
         self.issued = 0
         limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else self.n_blocks) if x]
@@ -261,6 +262,7 @@ class _Job:
                                           self.index))
             self.in_flight += n
             self.issued += n
+            self.depth_ios[self.in_flight] += n
             gate = submit(bios, n > 1)
             if gate is not None:
                 self.blocked = True
@@ -376,6 +378,8 @@ class FioJob:
     def _begin_measure(self, _arg=None) -> None:
         self._iostat_from = self.queue.snapshot()
         self.measure_from_ns = self.sim.now_ns
+        for job in self.jobs:
+            job.depth_ios = [0] * len(job.depth_ios)
 
     def _stop(self, _arg=None) -> None:
         if self.finished_ns is None:
