@@ -158,3 +158,35 @@ def test_a_buffered_job_runs_on_the_filesystem_of_its_device(tmp_path, capfd):
     assert cached <= row["fio.read_clat_count"]
     doc = json.loads((run / "_details" / "fio.json").read_text())
     assert doc["jobs"][0]["read"]["iops"] == row["fio.read_iops"]
+
+
+def test_several_jobs_a_global_applies_below_it_and_stonewall_new_group_set_groups(tmp_path):
+    from pipeline.fio_jobfile import read_jobfile
+
+    job = tmp_path / "many.fio"
+    job.write_text("[global]\ndirect=1\nbs=8k\n[a]\nrw=read\n[b]\nnew_group\n"
+                   "[global]\nbs=16k\n[c]\nstonewall\n[d]\nbs=4k\n")
+    jf = read_jobfile(job)
+    assert [(j.name, j.options.get("bs"), j.stonewall, j.groupid) for j in jf.jobs] == [
+        ("a", "8k", False, 0), ("b", "8k", False, 1), ("c", "16k", True, 2),
+        ("d", "4k", False, 2)]
+    e = expand({"type": "fio", "jobfile": str(job), "iodepth": 2})
+    assert e["type"] == "fio_jobs" and e["names"] == ["a", "b", "c", "d"]
+    assert e["groups"] == [0, 1, 2, 2] and e["stonewall"] == [False, False, True, False]
+    # the section's own keys apply to every job, as fio's command-line options
+    assert [j["iodepth"] for j in e["jobs"]] == [2, 2, 2, 2]
+    assert [j["bs"] for j in e["jobs"]] == ["8k", "8k", "16k", "4k"]
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("[a]\ndirect=1\n[b]\nsize=1m\n", r"x\.fio \[b\]: direct=0 in a file of several jobs"),
+    ("[global]\ndirect=1\n[a]\nfilename=/dev/sda\n[b]\nfilename=/dev/sdb\n",
+     r"x\.fio: jobs on several devices \(sda, sdb\)"),
+    ("[global]\ndirect=1\n[a]\n[b]\nbs=3\n", r"x\.fio \[b\]: bs: must be a positive multiple"),
+])
+def test_several_jobs_mistakes_name_the_file_and_job(tmp_path, text, msg):
+    job = tmp_path / "x.fio"
+    job.write_text(text)
+    with pytest.raises(ConfigError, match=msg) as ex:
+        expand({"type": "fio", "jobfile": str(job)})
+    assert ex.value.key == "workload.jobfile"
