@@ -56,7 +56,7 @@ from ..sim import Simulator
 from ..units import parse_size
 from .fio_pace import Pace, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
-from .fio_stats import summarize
+from .fio_stats import FioGroup
 
 RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
 IOENGINES = ("libaio", "io_uring", "psync", "sync")
@@ -328,7 +328,7 @@ class _PacedJob(_Job):
         super().on_done(bio)
 
 
-class FioJob:
+class FioJob(FioGroup):
     """A group of ``numjobs`` jobs with the same options against one block queue."""
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
@@ -381,32 +381,7 @@ class FioJob:
         for job in self.jobs:
             job.depth_ios = [0] * len(job.depth_ios)
 
-    def _stop(self, _arg=None) -> None:
-        if self.finished_ns is None:
-            self.finished_ns = self.sim.now_ns
-            self._iostat = self.queue.iostat(self._iostat_from)
-        self.stopping = True
-        self.stopped()
-
-    def stopped(self) -> None:
-        """The job group is over: the run ends (``models.workload.fio_jobs`` waits for
-        every group instead)."""
-        self.sim.stop()
-
     def job_finished(self) -> None:
         self.running -= 1
         if self.running == 0 and not self.stopping:
             self._stop()
-
-    def results(self) -> dict:
-        """fio-style summary over the measured interval (after ramp_time)."""
-        if self.finished_ns is None:
-            self._stop()
-        secs = (self.finished_ns - self.measure_from_ns) / 1e9
-        return summarize(secs, self.lat, self.bytes_done,
-                         self.sync_lat if self.cfg.sync_every else None)
-
-    def iostat(self) -> dict:
-        if self.finished_ns is None:
-            self._stop()
-        return self._iostat

@@ -39,7 +39,7 @@ from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from .fio_pace import RateCap, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
-from .fio_stats import summarize
+from .fio_stats import FioGroup
 
 _CHUNK = 4096   # draws per refill
 
@@ -77,7 +77,7 @@ class _Draws:
         return op, block
 
 
-class FioBufferedJob:
+class FioBufferedJob(FioGroup):
     """``numjobs`` buffered fio jobs on one filesystem (one simulated thread each)."""
 
     def __init__(self, sim: Simulator, cfg, fs: Filesystem, rng: np.random.Generator,
@@ -167,26 +167,3 @@ class FioBufferedJob:
     def _begin_measure(self, _arg=None) -> None:
         self._iostat_from = self.queue.snapshot()
 
-    def _stop(self, _arg=None) -> None:
-        if self.finished_ns is None:
-            self.finished_ns = self.sim.now_ns
-            self._iostat = self.queue.iostat(self._iostat_from)
-        self.stopping = True
-        self.stopped()
-
-    def stopped(self) -> None:
-        """The job group is over: the run ends."""
-        self.sim.stop()
-
-    def results(self) -> dict:
-        """fio-style summary over the measured interval (after ramp_time)."""
-        if self.finished_ns is None:
-            self._stop()
-        secs = (self.finished_ns - self.measure_from_ns) / 1e9
-        return summarize(secs, self.lat, self.bytes_done,
-                         self.sync_lat if self.cfg.sync_every else None)
-
-    def iostat(self) -> dict:
-        if self.finished_ns is None:
-            self._stop()
-        return self._iostat

@@ -36,13 +36,19 @@ def _row(root):
     return pq.read_table(summary).to_pylist()[0], summary.parent
 
 
-def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, capfd):
-    job = tmp_path / "rr.fio"
-    job.write_text(JOB)
+def run_job_file(tmp_path, capfd, text: str, name: str = "rr.fio"):
+    """Run the job file ``text`` (written as ``name``): (its row, its run directory)."""
+    job = tmp_path / name
+    job.write_text(text)
     out = tmp_path / "out"
     assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
                  "results.summary=false"]) == 0, capfd.readouterr().err
-    row, run = _row(out)
+    return _row(out)
+
+
+def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, capfd):
+    row, run = run_job_file(tmp_path, capfd, JOB)
+    job, out = tmp_path / "rr.fio", tmp_path / "out"
     assert (row["workload.rw"], row["workload.bs"], row["workload.iodepth"]) == ("randread", "4k", 4)
     # fio's ramp is lead-in time on top of the runtime
     assert row["workload.runtime_s"] == pytest.approx(0.2) and row["workload.ramp_time_s"] == 0.05
@@ -76,7 +82,8 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
 
 @pytest.mark.parametrize("edit, msg", [
     (("bs=4k", "blocksze=4k"), r"rr\.fio line 12: unknown fio option 'blocksze' \(did you mean 'blocksize'\?\)"),
-    (("iodepth=4", "iodepth=4\n[second]\nrw=read"), r"rr\.fio line 14: a second job section \[second\]"),
+    (("iodepth=4", "iodepth=4\n[second]\nread_iolog=app.log"),
+     r"rr\.fio \[second\]: read_iolog in a file of several jobs is not modelled"),
     (("size=10g\n", "direct=0\n"), r"rr\.fio: buffered I/O \(direct=0, fio's default\) goes "
                                      r"to a file, which needs size="),
     (("runtime=150ms", "runtime=soon"), r"rr\.fio line 6: runtime: expected a time such as 30s"),
@@ -141,13 +148,8 @@ def test_fio_options_from_the_command_line(compose, tmp_path):
 def test_a_buffered_job_runs_on_the_filesystem_of_its_device(tmp_path, capfd):
     # fio's default direct=0: the job's file on the filesystem of filename's device,
     # through the page cache; the same fio.* columns and fio.json as direct=1
-    job = tmp_path / "buf.fio"
-    job.write_text("[buffered-reads]\nfilename=/dev/sda\nrw=randread\nsize=4m\n"
-                   "runtime=100ms\ntime_based\n")
-    out = tmp_path / "out"
-    assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
-                 "results.summary=false"]) == 0, capfd.readouterr().err
-    row, run = _row(out)
+    row, run = run_job_file(tmp_path, capfd, "[buffered-reads]\nfilename=/dev/sda\n"
+                            "rw=randread\nsize=4m\nruntime=100ms\ntime_based\n")
     assert (row["workload.type"], row["workload.direct"], row["placement.data"]) == (
         "fio_buffered", False, "sda")
     # a cold cache: each page read from the device once and kept (one more may be in

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from pipeline.fio_json import iodepth_level, latency_buckets
-from pipeline.run import main
+from tests.pipeline.test_fio_jobfile import run_job_file
 
 TWO = """[global]
 ioengine=libaio
@@ -37,14 +36,8 @@ runtime=50ms
 
 
 def test_a_two_job_file_gets_one_jobs_entry_per_job(tmp_path, capfd):
-    job = tmp_path / "two.fio"
-    job.write_text(TWO)
-    out = tmp_path / "out"
-    assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
-                 "results.summary=false"]) == 0, capfd.readouterr().err
-    (summary,) = out.glob("**/summary.parquet")
-    row = pq.read_table(summary).to_pylist()[0]
-    doc = json.loads((summary.parent / "_details" / "fio.json").read_text())
+    row, run = run_job_file(tmp_path, capfd, TWO, "two.fio")
+    doc = json.loads((run / "_details" / "fio.json").read_text())
     assert row["workload.type"] == "fio_jobs"
     assert [(j["jobname"], j["groupid"]) for j in doc["jobs"]] == [
         ("reader", 0), ("writer", 0), ("after", 1)]
