@@ -4,9 +4,13 @@
     python -m pipeline.run workload=fio workload.runtime=30s workload.thinktime=2ms
 
 The ``workload`` section of ``type: fio`` is translated before it is checked against
-``models.workload.fio.FioConfig``: options of the job file first (``[global]``, then
-the one job section), then the section's own keys over them, fio names or the
-config's field names alike. fio's names and units (fio's HOWTO):
+``models.workload.fio.FioConfig``: options of the job file first (the ``[global]``
+sections above the job, then the job's section), then the section's own keys over
+them, fio names or the config's field names alike. ``direct=1`` is the ``fio``
+workload (the block device), ``direct=0`` the ``fio_buffered`` one (a file on the
+filesystem of the device, ``models.workload.fio_buffered``); a file of several jobs
+is the ``fio_jobs`` workload (``pipeline.fio_jobs``). fio's names and units (fio's
+HOWTO):
 
 - ``runtime`` / ``ramp_time`` (seconds unless suffixed: us, ms, s, m, h, d):
   ``runtime_s`` = ramp_time + runtime (fio's ramp is lead-in time on top of the
@@ -15,29 +19,34 @@ config's field names alike. fio's names and units (fio's HOWTO):
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
-  ``buffered`` = not ``direct``; ``filename=/dev/sdb`` names the block device.
+  ``buffered`` = not ``direct``; ``filename=/dev/sdb`` names the block device (with
+  ``direct=0``: the device whose filesystem holds the job's file).
+- ``rate_iops`` / ``rate``: fio's ``read[,write[,trim]]`` caps, kept as written
+  (``"500,200"``; ``models.workload.fio_pace``).
 - ``read_iolog=FILE`` replays that trace instead (the ``trace`` workload:
   ``pipeline.trace_job``), with ``iodepth``, ``replay_time_scale``, ``number_ios``
   and ``filename``.
 - In a job file fio's defaults hold where the file (and the section) are silent:
   ``rw=read``, ``bs=4k``, ``iodepth=1``, ``ioengine=psync`` (fio's default on Linux),
-  ``size=100%`` (the whole device beyond ``offset``), ``direct=0`` (refused: buffered
-  I/O to a block device is not modelled, say ``direct=1``), no ``time_based`` (each
+  ``size=100%`` (the whole device beyond ``offset``; a buffered job needs ``size=``, as
+  fio does for a file), ``direct=0`` (buffered), no ``time_based`` (each
   job stops after ``size`` bytes; with no ``runtime`` either the run is bounded by
   that alone).
+- ``stonewall`` (the job starts once every job above it ended) and ``new_group``: a
+  new reporting group (``Job.groupid``); ``clat_percentiles``, ``lat_percentiles``,
+  ``slat_percentiles``: which latencies of ``fio.json`` carry percentiles.
 - Accepted and without effect in the simulation: ``name``, ``description``,
-  ``group_reporting``, ``new_group``, ``stonewall``, ``thread``, ``randrepeat``,
-  ``norandommap``, ``invalidate``, ``exitall``, ``percentile_list`` (the JSON carries
-  fio's default list), ``disable_slat``, ``write_iolog``, ``write_bw_log``,
-  ``write_lat_log``, ``write_iops_log``, ``log_avg_msec``.
+  ``group_reporting``, ``thread``, ``randrepeat``, ``norandommap``, ``invalidate``,
+  ``exitall``, ``percentile_list`` (the JSON carries fio's default list),
+  ``disable_slat``, ``write_iolog``, ``write_bw_log``, ``write_lat_log``,
+  ``write_iops_log``, ``log_avg_msec``.
 
 Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments (to the
-end of the line, as fio strips them), one job
-section besides ``[global]`` (several jobs running at once are not modelled). An
-unknown option, a malformed line or a bad value is one line naming the file, the
+end of the line, as fio strips them), one or more job sections besides ``[global]``.
+An unknown option, a malformed line or a bad value is one line naming the file, the
 line and the option, with fio's closest name (difflib). The file's content is a
-parameter of the run (``workload.jobfile_sha256``, ``pipeline.inputs``); its job name
-goes to ``fio.json`` (``pipeline.fio_json``).
+parameter of the run (``workload.jobfile_sha256``, ``pipeline.inputs``); its job
+names go to ``fio.json`` (``pipeline.fio_json``).
 """
 from __future__ import annotations
 
@@ -77,7 +86,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
-    "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"), "random_distribution": ("str", "random_distribution"),
+    "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"),
+    "random_distribution": ("str", "random_distribution"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
     "replay_time_scale": ("float", "replay_time_scale"),
@@ -273,8 +283,8 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
-               "number_ios", "thinktime_blocks", "rate_iops", "rate", "random_distribution", "fsync",
-               "fdatasync", "filename"}
+               "number_ios", "thinktime_blocks", "rate_iops", "rate", "random_distribution",
+               "fsync", "fdatasync", "filename"}
 
 
 def expand(entry: dict) -> dict:

@@ -40,7 +40,8 @@ handed to a compiled loop that runs the very same events (``fio_fast``);
 ``FioJob(..., fused=False)`` keeps every I/O on the Python event path. Results are
 identical either way.
 
-Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs``, ``thinktime_blocks_type=issue``, ``end_fsync``.
+Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs``,
+``thinktime_blocks_type=issue``, ``end_fsync``.
 """
 from __future__ import annotations
 
@@ -197,7 +198,7 @@ class _Job:
         self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
         self.complete_min = 1 if sync_engine else cfg.iodepth_batch_complete_min
         self.in_flight = 0
-        self.depth_ios = [0] * (self.iodepth + 1)   # I/Os submitted at each depth (fio's io_u_map)
+        self.depth_ios = [0] * (self.iodepth + 1)   # I/Os issued at each depth (io_u_map)
         self.reaped = 0          # completions since the last refill
         self.issued = 0
         limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else self.n_blocks) if x]
@@ -370,7 +371,7 @@ class FioJob(FioGroup):
         self.started_ns = self.sim.now_ns
         self.measure_from_ns = self.started_ns + int(self.cfg.ramp_time_s * 1e9)
         self._iostat_from = self.queue.snapshot()
-        self.sim.at(self.started_ns + self.measure_from_ns, self._begin_measure)
+        self.sim.at(self.measure_from_ns, self._begin_measure)
         self.sim.at(self.started_ns + self.end_ns, self._stop)
         for job in self.jobs:
             job.refill()

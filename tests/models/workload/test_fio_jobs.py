@@ -46,6 +46,17 @@ def test_two_jobs_share_the_device_and_a_stonewall_job_runs_after_them():
                                         / 0.3)
 
 
+def test_a_later_jobs_ramp_counts_from_its_own_start():
+    cfg = FioJobsConfig(
+        jobs=(FioConfig(rw="read", runtime_s=0.1),
+              FioConfig(rw="read", runtime_s=0.1, ramp_time_s=0.04)),
+        names=("a", "b"), groups=(0, 1), stonewall=(False, True))
+    jobs, dev = _run(cfg)
+    res = jobs.results()
+    assert res["job1.runtime_s"] == pytest.approx(0.06)          # 140 .. 200 ms
+    assert res["job1.read_clat_count"] == pytest.approx(60, abs=1)
+
+
 def test_a_job_bounded_by_size_ends_its_phase_early():
     cfg = FioJobsConfig(
         jobs=(FioConfig(rw="read", size="40k", time_based=False, runtime_s=10),
