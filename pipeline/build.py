@@ -18,7 +18,9 @@ Metric columns of the summary row:
 
 - ``iostat.<dev>.<column>``: ``iostat -x`` of each block device over the workload's
   measured interval (``r_s``, ``rMB_s``, ``await_ms``, ``util_pct``, ...);
-- ``<workload type>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``);
+- ``<workload metric prefix>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``;
+  the prefix is the workload type unless its kind names another: every fio kind says
+  ``fio``);
 - ``devstat.<dev>.<counter>``: device-internal counters (busy time, cache hits);
 - ``fsstat.<dev>.<counter>``: each mounted filesystem's counters (journal commits,
   flushes, read-modify-write reads, pages written, ...) and

@@ -21,8 +21,9 @@ HOWTO):
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
   ``buffered`` = not ``direct``; ``filename=/dev/sdb`` names the block device (with
   ``direct=0``: the device whose filesystem holds the job's file).
-- ``rate_iops`` / ``rate``: fio's ``read[,write[,trim]]`` caps, kept as written
-  (``"500,200"``; ``models.workload.fio_pace``).
+- ``rate_iops`` / ``rate`` / ``rate_iops_min`` / ``rate_min``: fio's
+  ``read[,write[,trim]]`` values, kept as written (``"500,200"``;
+  ``models.workload.fio_pace``); ``rate_cycle`` -> ``rate_cycle_ms``.
 - ``read_iolog=FILE`` replays that trace instead (the ``trace`` workload:
   ``pipeline.trace_job``), with ``iodepth``, ``replay_time_scale``, ``number_ios``
   and ``filename``.
@@ -87,6 +88,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
     "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"),
+    "rate_iops_min": ("str", "rate_iops_min"), "rate_min": ("str", "rate_min"),
+    "rate_cycle": ("int", "rate_cycle_ms"),
     "random_distribution": ("str", "random_distribution"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
@@ -283,8 +286,8 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
-               "number_ios", "thinktime_blocks", "rate_iops", "rate", "random_distribution",
-               "fsync", "fdatasync", "filename"}
+               "number_ios", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
+               "rate_min", "random_distribution", "fsync", "fdatasync", "filename"}
 
 
 def expand(entry: dict) -> dict:

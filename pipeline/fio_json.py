@@ -163,7 +163,8 @@ def job_entry(job, jobname: str, options: dict, groupid: int = 0, start_ms: int 
     lat = {op: np.frombuffer(job.lat[op].samples, dtype=np.int64) for op in (READ, WRITE)}
     timed = cfg.direct and cfg.ioengine not in ("psync", "sync")
     entry = {
-        "jobname": jobname, "groupid": groupid, "job_start": start_ms, "error": 0, "eta": 0,
+        "jobname": jobname, "groupid": groupid, "job_start": start_ms, "error": job.error,
+        "eta": 0,
         "elapsed": int(np.ceil(secs)),
         "job options": {k: str(v) for k, v in options.items()},
         "read": _direction(lat[READ], job.bytes_done[READ], secs, options, timed),

@@ -19,7 +19,8 @@ Also modelled, as fio documents them:
 - ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
   job stalls that long before it issues again (I/Os already in flight go on);
 - ``rate_iops`` / ``rate`` = ``r[,w]``: each job's reads and writes capped each, I/Os
-  or bytes a second (``models.workload.fio_pace``);
+  or bytes a second; ``rate_iops_min`` / ``rate_min`` (``rate_cycle_ms``): a job that
+  falls below ends with fio's error (``models.workload.fio_pace``);
 - ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct>
   (``models.workload.fio_random``);
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job waits for its I/Os in
@@ -55,7 +56,7 @@ from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
-from .fio_pace import Pace, rate_ns_per_io
+from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
 from .fio_stats import FioGroup
 
@@ -85,6 +86,9 @@ class FioConfig:
     thinktime_blocks: int = 1
     rate_iops: str = "0"
     rate: str = "0"
+    rate_min: str = "0"
+    rate_iops_min: str = "0"
+    rate_cycle_ms: int = 1000
     random_distribution: str = "random"
     fsync: int = 0
     fdatasync: int = 0
@@ -121,6 +125,8 @@ class FioConfig:
             raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
         at_least(self, 0, "number_ios", "thinktime_us", "fsync", "fdatasync")
         rate_ns_per_io(self)
+        min_bytes_per_s(self)
+        at_least(self, 1, "rate_cycle_ms")
         at_least(self, 1, "thinktime_blocks")
         at_most(self, MAX_SECONDS * 1e6, "thinktime_us")
         parse_distribution(self.random_distribution)
@@ -135,7 +141,8 @@ class FioConfig:
     @property
     def paced(self) -> bool:
         """Think time, a rate cap or periodic syncs: issuing pauses (event path only)."""
-        return bool(self.thinktime_us or any(rate_ns_per_io(self)) or self.sync_every)
+        return bool(self.thinktime_us or any(rate_ns_per_io(self)) or self.sync_every
+                    or any(min_bytes_per_s(self)))
 
     @property
     def fusable(self) -> bool:
@@ -325,7 +332,7 @@ class _PacedJob(_Job):
             self._blocks = self.sampler.draw(self._n)
 
     def on_done(self, bio: IORequest) -> None:
-        self.pace.completed()
+        self.pace.completed(bio)
         super().on_done(bio)
 
 

@@ -18,7 +18,8 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job calls ``fsync(2)`` /
   ``fdatasync(2)`` on its file (dirty pages written and waited for, the journal
   committed if needed, the device cache flushed); their latencies are ``sync_lat_*``.
-- ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``thinktime`` /
+- ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
+  ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
   ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs``,
   ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1``.
 - Latency (``clat``) is the time of the system call, as fio's sync engines measure it.
@@ -37,7 +38,7 @@ from ..device.request import READ, WRITE
 from ..fs import Filesystem
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
-from .fio_pace import RateCap, rate_ns_per_io
+from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
 from .fio_stats import FioGroup
 
@@ -127,6 +128,7 @@ class FioBufferedJob(FioGroup):
         cfg, fs, sim = self.cfg, self.fs, self.sim
         bs, start = cfg.bs_bytes, self.offset_bytes
         rate = RateCap(cfg, sim.now_ns) if any(rate_ns_per_io(cfg)) else None
+        min_rate = MinRate(cfg, sim.now_ns) if any(min_bytes_per_s(cfg)) else None
         think_ns = int(round(cfg.thinktime_us * 1000))
         sync = fs.fsync if cfg.fsync else fs.fdatasync
         writes = thought = issued = 0
@@ -147,6 +149,9 @@ class FioBufferedJob(FioGroup):
             if t0 >= self.measure_from_ns and not self.stopping:
                 self.lat[op].add(sim.now_ns - t0)
                 self.bytes_done[op] += bs
+            if min_rate is not None and min_rate.check(op, bs, sim.now_ns):
+                self.error = EIO            # fio: rate_min not met, the job exits
+                break
             if op == WRITE and cfg.sync_every:
                 writes += 1
                 if writes >= cfg.sync_every:

@@ -130,6 +130,7 @@ class FioJobs:
         done = {op: sum(m.bytes_done[op] for m in self.members) for op in (READ, WRITE)}
         syncing = any(j.sync_every for j in self.cfg.jobs)
         out = summarize(secs, lat, done, sync if syncing else None)
+        out["error"] = max(m.error for m in self.members)
         for m in self.members:
             out.update({f"job{m.index}.{k}": v for k, v in m.results().items()})
         return out

@@ -11,8 +11,12 @@
   mixed job whose drawn direction is ahead of its rate takes the other direction if
   that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). Trim
   caps are accepted and unused (no trims are issued). Not modelled: fio's quiesce of
-  the I/Os in flight before it sleeps for the rate, ``rate_process=poisson``,
-  ``rate_min`` / ``rate_iops_min``;
+  the I/Os in flight before it sleeps for the rate, ``rate_process=poisson``;
+- minimum rate: ``rate_min`` (bytes a second) / ``rate_iops_min``, ``r[,w]`` as the
+  caps: after a 2 s settle and the ramp, every ``rate_cycle`` ms (fio's default 1000)
+  of a direction that did I/O, the rate completed since the last check must reach
+  the minimum, else the job ends with fio's error EIO (``__check_min_rate`` in
+  backend.c: checked as I/Os complete, ``rate_min`` over ``rate_iops_min``);
 - sync: once ``fsync`` (or ``fdatasync``) writes have been issued since the last sync,
   the job waits until its I/Os in flight completed (as fio's asynchronous engines
   quiesce before a sync), submits a FLUSH of the block device and waits for it. The
@@ -102,8 +106,49 @@ class RateCap:
         self.ios[op] += 1
 
 
+EIO = 5            # fio's error when a job misses its minimum rate (td_verror)
+_SETTLE_NS = 2_000_000_000     # fio allows 2 s before the first minimum-rate check
+
+
+def min_bytes_per_s(cfg) -> tuple[float, float]:
+    """(reads, writes) bytes a second the job must keep (``rate_min`` over
+    ``rate_iops_min``; 0: no minimum). ``ValueError`` naming the option."""
+    by_bw = _caps(cfg.rate_min, "rate_min", lambda p: parse_size(p, "rate_min"))
+    by_iops = _caps(cfg.rate_iops_min, "rate_iops_min", lambda p: int(p))
+    return tuple(bw or iops * cfg.bs_bytes for bw, iops in zip(by_bw, by_iops))
+
+
+class MinRate:
+    """fio's minimum-rate check of one job (``__check_min_rate``): ``check`` as I/Os
+    complete; True once a direction fell below its minimum over a ``rate_cycle``."""
+
+    def __init__(self, cfg, t0_ns: int) -> None:
+        self.min = dict(zip((READ, WRITE), min_bytes_per_s(cfg)))
+        self.cycle_ns = int(cfg.rate_cycle_ms * 1e6)
+        self.from_ns = t0_ns + max(_SETTLE_NS, int(cfg.ramp_time_s * 1e9))
+        self.done = {READ: 0, WRITE: 0}
+        self.last: dict = {}           # op -> (ns, bytes done) at the last check
+
+    def check(self, op: int, nbytes: int, now_ns: int) -> bool:
+        self.done[op] += nbytes
+        if now_ns < self.from_ns:
+            return False
+        for d in (READ, WRITE):
+            if not self.min[d] or not self.done[d]:
+                continue
+            if d in self.last:
+                t, b = self.last[d]
+                if now_ns - t < self.cycle_ns:
+                    continue
+                if (self.done[d] - b) * 1e9 / (now_ns - t) < self.min[d]:
+                    return True
+            self.last[d] = (now_ns, self.done[d])
+        return False
+
+
 class Pace:
-    """What pauses a job's issuing: think time, the rate cap, periodic syncs."""
+    """What pauses a job's issuing: think time, the rate cap, periodic syncs; and the
+    minimum rate that ends it."""
 
     def __init__(self, job, cfg) -> None:
         self.job = job
@@ -118,6 +163,8 @@ class Pace:
         self.writes = 0              # since the last sync
         self.syncing = False         # a sync is due (or its FLUSH in flight)
         self.wake_at = -1            # a refill scheduled by the rate cap
+        self.min_rate: MinRate | None = None    # from the first refill
+        self.min_rated = any(min_bytes_per_s(cfg))
 
     def allowance(self) -> int:
         """How many I/Os the job may issue now (0: none; it is woken up later)."""
@@ -125,6 +172,8 @@ class Pace:
         sim = job.fio.sim
         if self.rated and self.rate is None:
             self.rate = RateCap(self.cfg, sim.now_ns)
+        if self.min_rated and self.min_rate is None:
+            self.min_rate = MinRate(self.cfg, sim.now_ns)
         if self.thinking:
             return 0
         if self.syncing:
@@ -157,7 +206,14 @@ class Pace:
                 self.syncing = True
         return op
 
-    def completed(self) -> None:
+    def completed(self, bio: IORequest) -> None:
+        mr = self.min_rate
+        if mr is not None and mr.check(bio.op, bio.size_bytes, bio.done_ns):
+            job = self.job
+            job.limit = job.issued              # it issues nothing more
+            job.fio.error = EIO
+            self.min_rated = False
+            self.min_rate = None
         if self.think_ns:
             self.since_think += 1
             if self.since_think >= self.think_blocks:

@@ -32,7 +32,10 @@ class FioGroup:
     """The end of a job group's measured interval. A subclass sets ``sim``, ``cfg``,
     ``queue``, ``lat``, ``bytes_done``, ``sync_lat``, ``measure_from_ns``,
     ``finished_ns`` (None while running), ``stopping`` and ``_iostat_from`` (the queue's
-    snapshot at the measured start)."""
+    snapshot at the measured start); ``error`` is fio's (EIO: a job missed its
+    ``rate_min``)."""
+
+    error = 0
 
     def _stop(self, _arg=None) -> None:
         if self.finished_ns is None:
@@ -51,8 +54,10 @@ class FioGroup:
         if self.finished_ns is None:
             self._stop()
         secs = (self.finished_ns - self.measure_from_ns) / 1e9
-        return summarize(secs, self.lat, self.bytes_done,
-                         self.sync_lat if self.cfg.sync_every else None)
+        out = summarize(secs, self.lat, self.bytes_done,
+                        self.sync_lat if self.cfg.sync_every else None)
+        out["error"] = self.error
+        return out
 
     def iostat(self) -> dict:
         """iostat of the group's queue over the measured interval."""

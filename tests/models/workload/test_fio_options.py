@@ -58,6 +58,19 @@ def test_a_bad_rate_names_the_option(bad):
         FioConfig(rate_iops=bad)
 
 
+@pytest.mark.parametrize("minimum, error, runtime_s", [
+    ({"rate_iops_min": "2000"}, 5, 2.1),          # 1000 IOPS < 2000: EIO at the first cycle
+    ({"rate_min": "8m"}, 5, 2.1),                 # 3.9 MB/s < 8 MiB/s (bytes, fio's rate_min)
+    ({"rate_iops_min": "500,2000"}, 0, 2.3),      # the read minimum is met; no writes
+])
+def test_a_job_below_rate_min_ends_with_fios_error_after_the_settle(minimum, error, runtime_s):
+    # the device serves 1000 IOPS; fio checks after a 2 s settle, then every rate_cycle
+    res, _ = _run(FioConfig(rw="randread", iodepth=1, runtime_s=2.3, rate_cycle_ms=100,
+                            **minimum))
+    assert res["error"] == error
+    assert res["runtime_s"] == pytest.approx(runtime_s, abs=0.002)
+
+
 def test_thinktime_stalls_after_every_thinktime_blocks_completions():
     # 1 ms service + 4 ms think: 200 IOPS at QD1
     res, _ = _run(FioConfig(rw="randread", iodepth=1, thinktime_us=4000, runtime_s=1.0))
