@@ -116,12 +116,17 @@ def latency_buckets(ns: np.ndarray) -> dict:
     return out
 
 
-def iodepth_level(depth_ios: list[int], total: int, iodepth: int) -> dict:
+def iodepth_level(depth_ios: list[int], total: int, iodepth: int, complete_min: int = 1) -> dict:
     """fio's ``iodepth_level``: the share of I/Os submitted with 1, 2-3, 4-7, ... in
-    flight. ``total`` completed I/Os not seen at their submission (the compiled loop,
-    which refills to the full ``iodepth``) count at ``iodepth``."""
+    flight. Of ``total`` completed I/Os, those not seen at their submission (the
+    compiled loop's: one I/O a submit, refilled after every ``complete_min``
+    completions, so at depths iodepth - complete_min + 1 .. iodepth in turn) are
+    spread over those depths."""
     by_depth = list(depth_ios) + [0] * max(0, iodepth + 1 - len(depth_ios))
-    by_depth[min(iodepth, len(by_depth) - 1)] += max(0, total - sum(by_depth))
+    unseen = max(0, total - sum(by_depth))
+    c = max(1, min(complete_min, iodepth))
+    for k in range(c):
+        by_depth[iodepth - k] += unseen // c + (1 if k < unseen % c else 0)
     counts = np.zeros(len(_DEPTHS), dtype=np.int64)
     for d, n in enumerate(by_depth):
         if n:
@@ -180,7 +185,8 @@ def job_entry(job, jobname: str, options: dict, groupid: int = 0, start_ms: int 
     entry["write"]["iops"] = res["write_iops"]
     both = np.concatenate([lat[READ], lat[WRITE]])
     iodepth = 1 if not cfg.direct or cfg.ioengine in ("psync", "sync") else cfg.iodepth
-    entry["iodepth_level"] = iodepth_level(depth_counts(job), int(both.size), iodepth)
+    entry["iodepth_level"] = iodepth_level(depth_counts(job), int(both.size), iodepth,
+                                           1 if iodepth == 1 else cfg.iodepth_batch_complete_min)
     entry.update(latency_buckets(both))
     return entry
 
