@@ -192,3 +192,11 @@ def test_several_jobs_mistakes_name_the_file_and_job(tmp_path, text, msg):
     with pytest.raises(ConfigError, match=msg) as ex:
         expand({"type": "fio", "jobfile": str(job)})
     assert ex.value.key == "workload.jobfile"
+
+
+def test_the_several_jobs_example_of_the_readme(compose):
+    spec = validate(compose("workload=fio", "workload.jobfile=data/fio/oltp_then_backup.fio"))
+    c = spec.workload.config
+    assert spec.workload.type == "fio_jobs" and c.names == ("oltp-reads", "redo-writes", "backup")
+    assert c.groups == (0, 0, 1) and c.stonewall == (False, False, True)
+    assert c.jobs[1].rate_iops == ",200" and c.jobs[2].bs == "1m"
