@@ -18,7 +18,9 @@ Metric columns of the summary row:
 
 - ``iostat.<dev>.<column>``: ``iostat -x`` of each block device over the workload's
   measured interval (``r_s``, ``rMB_s``, ``await_ms``, ``util_pct``, ...);
-- ``<workload type>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``);
+- ``<workload metric prefix>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``;
+  the prefix is the workload type unless its kind names another: every fio kind says
+  ``fio``);
 - ``devstat.<dev>.<counter>``: device-internal counters (busy time, cache hits);
 - ``fsstat.<dev>.<counter>``: each mounted filesystem's counters (journal commits,
   flushes, read-modify-write reads, pages written, ...) and
@@ -189,8 +191,9 @@ def simulate(spec: RunSpec) -> RunResult:
             row = q.iostat(before[name])
         for col, v in row.items():
             metrics[f"iostat.{name}.{col}"] = v
+    prefix = registry.WORKLOADS[spec.workload.type].metric_prefix or spec.workload.type
     for k, v in wl_metrics.items():
-        metrics[f"{spec.workload.type}.{k}"] = v
+        metrics[f"{prefix}.{k}"] = v
     for name, dev in stack.devices.items():
         for k, v in dev.stats().items():
             metrics[f"devstat.{name}.{k}"] = v

@@ -4,9 +4,13 @@
     python -m pipeline.run workload=fio workload.runtime=30s workload.thinktime=2ms
 
 The ``workload`` section of ``type: fio`` is translated before it is checked against
-``models.workload.fio.FioConfig``: options of the job file first (``[global]``, then
-the one job section), then the section's own keys over them, fio names or the
-config's field names alike. fio's names and units (fio's HOWTO):
+``models.workload.fio.FioConfig``: options of the job file first (the ``[global]``
+sections above the job, then the job's section), then the section's own keys over
+them, fio names or the config's field names alike. ``direct=1`` is the ``fio``
+workload (the block device), ``direct=0`` the ``fio_buffered`` one (a file on the
+filesystem of the device, ``models.workload.fio_buffered``); a file of several jobs
+is the ``fio_jobs`` workload (``pipeline.fio_jobs``). fio's names and units (fio's
+HOWTO):
 
 - ``runtime`` / ``ramp_time`` (seconds unless suffixed: us, ms, s, m, h, d):
   ``runtime_s`` = ramp_time + runtime (fio's ramp is lead-in time on top of the
@@ -15,29 +19,35 @@ config's field names alike. fio's names and units (fio's HOWTO):
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
-  ``buffered`` = not ``direct``; ``filename=/dev/sdb`` names the block device.
+  ``buffered`` = not ``direct``; ``filename=/dev/sdb`` names the block device (with
+  ``direct=0``: the device whose filesystem holds the job's file).
+- ``rate_iops`` / ``rate`` / ``rate_iops_min`` / ``rate_min``: fio's
+  ``read[,write[,trim]]`` values, kept as written (``"500,200"``;
+  ``models.workload.fio_pace``); ``rate_cycle`` -> ``rate_cycle_ms``.
 - ``read_iolog=FILE`` replays that trace instead (the ``trace`` workload:
   ``pipeline.trace_job``), with ``iodepth``, ``replay_time_scale``, ``number_ios``
   and ``filename``.
 - In a job file fio's defaults hold where the file (and the section) are silent:
   ``rw=read``, ``bs=4k``, ``iodepth=1``, ``ioengine=psync`` (fio's default on Linux),
-  ``size=100%`` (the whole device beyond ``offset``), ``direct=0`` (refused: buffered
-  I/O to a block device is not modelled, say ``direct=1``), no ``time_based`` (each
+  ``size=100%`` (the whole device beyond ``offset``; a buffered job needs ``size=``, as
+  fio does for a file), ``direct=0`` (buffered), no ``time_based`` (each
   job stops after ``size`` bytes; with no ``runtime`` either the run is bounded by
   that alone).
+- ``stonewall`` (the job starts once every job above it ended) and ``new_group``: a
+  new reporting group (``Job.groupid``); ``clat_percentiles``, ``lat_percentiles``,
+  ``slat_percentiles``: which latencies of ``fio.json`` carry percentiles.
 - Accepted and without effect in the simulation: ``name``, ``description``,
-  ``group_reporting``, ``new_group``, ``stonewall``, ``thread``, ``randrepeat``,
-  ``norandommap``, ``invalidate``, ``exitall``, ``percentile_list`` (the JSON carries
-  fio's default list), ``disable_slat``, ``write_iolog``, ``write_bw_log``,
-  ``write_lat_log``, ``write_iops_log``, ``log_avg_msec``.
+  ``group_reporting``, ``thread``, ``randrepeat``, ``norandommap``, ``invalidate``,
+  ``exitall``, ``percentile_list`` (the JSON carries fio's default list),
+  ``disable_slat``, ``write_iolog``, ``write_bw_log``, ``write_lat_log``,
+  ``write_iops_log``, ``log_avg_msec``.
 
 Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments (to the
-end of the line, as fio strips them), one job
-section besides ``[global]`` (several jobs running at once are not modelled). An
-unknown option, a malformed line or a bad value is one line naming the file, the
+end of the line, as fio strips them), one or more job sections besides ``[global]``.
+An unknown option, a malformed line or a bad value is one line naming the file, the
 line and the option, with fio's closest name (difflib). The file's content is a
-parameter of the run (``workload.jobfile_sha256``, ``pipeline.inputs``); its job name
-goes to ``fio.json`` (``pipeline.fio_json``).
+parameter of the run (``workload.jobfile_sha256``, ``pipeline.inputs``); its job
+names go to ``fio.json`` (``pipeline.fio_json``).
 """
 from __future__ import annotations
 
@@ -60,7 +70,7 @@ _FALSE = {"0", "false", "no", "off"}
 IGNORED = ("name", "description", "group_reporting", "new_group", "stonewall", "thread",
            "randrepeat", "norandommap", "invalidate", "exitall", "percentile_list",
            "disable_slat", "write_iolog", "write_bw_log", "write_lat_log", "write_iops_log",
-           "log_avg_msec")
+           "log_avg_msec", "clat_percentiles", "lat_percentiles", "slat_percentiles")
 # fio name -> (kind, target): how the value is read and where it goes
 OPTIONS: dict[str, tuple[str, str]] = {
     "rw": ("str", "rw"), "readwrite": ("str", "rw"),
@@ -77,7 +87,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
-    "rate_iops": ("int", "rate_iops"), "random_distribution": ("str", "random_distribution"),
+    "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"),
+    "rate_iops_min": ("str", "rate_iops_min"), "rate_min": ("str", "rate_min"),
+    "rate_cycle": ("int", "rate_cycle_ms"),
+    "random_distribution": ("str", "random_distribution"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
     "replay_time_scale": ("float", "replay_time_scale"),
@@ -139,14 +152,36 @@ def _convert(kind: str, name: str, value):
 
 
 @dataclass
-class JobFile:
-    """A parsed job file: the job's name and its options (fio names -> values, [global]
-    first, the job's section over it), each with the line it came from."""
+class Job:
+    """One job section: its name, its options (fio names -> values: the ``[global]``
+    sections above it, then its own), the line each came from, and where it starts
+    (``stonewall``: after every job above it finished) and reports (``groupid``)."""
 
-    path: Path
     name: str
     options: dict = field(default_factory=dict)
     lines: dict = field(default_factory=dict)
+    stonewall: bool = False
+    groupid: int = 0
+
+
+@dataclass
+class JobFile:
+    """A parsed job file: its jobs in file order."""
+
+    path: Path
+    jobs: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.jobs[0].name
+
+    @property
+    def options(self) -> dict:
+        return self.jobs[0].options
+
+    @property
+    def lines(self) -> dict:
+        return self.jobs[0].lines
 
 
 def resolve(path: str) -> Path:
@@ -155,16 +190,15 @@ def resolve(path: str) -> Path:
 
 
 def read_jobfile(path: Path) -> JobFile:
-    """Parse a fio job file; ``ValueError("<file> line N: ...")`` for what it cannot use."""
+    """Parse a fio job file; ``ValueError("<file> line N: ...")`` for what it cannot use.
+    A ``[global]`` section applies to the jobs below it (fio's parse order)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a fio job file (not UTF-8 text)") from None
     section = None
-    jobs: list[tuple[str, int]] = []
-    glob: dict = {}
-    job: dict = {}
-    where: dict = {}
+    glob: dict = {}          # option -> (value, line), the [global]s read so far
+    jobs: list[tuple[str, dict, dict]] = []    # name, [global]s above it, its own
     for ln, raw in enumerate(text.splitlines(), 1):
         # fio strips a comment from ';' or '#' to the end of the line (parse.c)
         line = raw.split(";", 1)[0].split("#", 1)[0].strip()
@@ -175,11 +209,7 @@ def read_jobfile(path: Path) -> JobFile:
                 raise ValueError(f"{path} line {ln}: expected a section '[name]', got {line!r}")
             section = line[1:-1].strip()
             if section != "global":
-                jobs.append((section, ln))
-                if len(jobs) > 1:
-                    raise ValueError(f"{path} line {ln}: a second job section [{section}] "
-                                     f"(after [{jobs[0][0]}] line {jobs[0][1]}): one job per "
-                                     "file is modelled (use numjobs= for clones)")
+                jobs.append((section, dict(glob), {}))
             continue
         if section is None:
             raise ValueError(f"{path} line {ln}: option before any section ([global] or "
@@ -193,16 +223,29 @@ def read_jobfile(path: Path) -> JobFile:
             close = difflib.get_close_matches(key, KNOWN, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"{path} line {ln}: unknown fio option {key!r}{hint}")
-        (glob if section == "global" else job)[key] = value
-        where[(section == "global", key)] = ln
+        (glob if section == "global" else jobs[-1][2])[key] = (value, ln)
     if not jobs:
         raise ValueError(f"{path}: no job section (a [name] section besides [global])")
-    options = {**glob, **job}
-    lines = {k: where.get((False, k), where.get((True, k))) for k in options}
-    return JobFile(Path(path), jobs[0][0], options, lines)
+    out: list[Job] = []
+    group = 0
+    for i, (name, above, own) in enumerate(jobs):
+        opts = {**above, **own}
+        flags = {}
+        for key in ("stonewall", "new_group"):
+            try:
+                flags[key] = _convert("bool", key, opts[key][0]) if key in opts else False
+            except ValueError as ex:
+                raise ValueError(f"{path} line {opts[key][1]}: {ex}") from None
+        if i and (flags["stonewall"] or flags["new_group"]):   # fio: a new reporting group
+            group += 1
+        out.append(Job(name, {k: v for k, (v, _) in opts.items()},
+                       {k: ln for k, (_, ln) in opts.items()}, bool(i and flags["stonewall"]),
+                       group))
+    return JobFile(Path(path), out)
 
 
-def translate(options: dict, jobfile: JobFile | None = None, from_file: frozenset = frozenset()) -> dict:
+def translate(options: dict, jobfile: JobFile | None = None, from_file: frozenset = frozenset(),
+              job: Job | None = None) -> dict:
     """fio options (names -> raw values) -> workload entry keys (``FioConfig`` fields,
     ``filename``, or a trace replay's keys under ``read_iolog``)."""
     out: dict = {}
@@ -215,7 +258,8 @@ def translate(options: dict, jobfile: JobFile | None = None, from_file: frozense
             v = _convert(kind, key, value)
         except ValueError as ex:
             if jobfile is not None and key in from_file:
-                raise ValueError(f"{jobfile.path} line {jobfile.lines.get(key)}: {ex}") from None
+                lines = (job or jobfile).lines
+                raise ValueError(f"{jobfile.path} line {lines.get(key)}: {ex}") from None
             raise
         if target == "runtime":
             runtime = v
@@ -242,14 +286,17 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
-               "number_ios", "thinktime_blocks", "rate_iops", "random_distribution", "fsync",
-               "fdatasync", "filename"}
+               "number_ios", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
+               "rate_min", "random_distribution", "fsync", "fdatasync", "filename"}
 
 
 def expand(entry: dict) -> dict:
     """The ``workload`` section of ``type: fio`` with its job file and fio names
-    translated (``WorkloadKind.expand``); ``ConfigError`` naming the key."""
+    translated (``WorkloadKind.expand``); ``ConfigError`` naming the key. A file of
+    several jobs becomes the ``fio_jobs`` workload (``pipeline.fio_jobs``)."""
     entry = dict(entry)
+    if entry.get("type") == "fio_buffered":
+        entry.setdefault("direct", False)
     named = _fio_keys(entry)
     for k in named:
         entry.pop(k)
@@ -259,7 +306,6 @@ def expand(entry: dict) -> dict:
             raise ConfigError(f"workload.{b}", f"set {b} (fio's name) or {a}, not both")
     jobfile = entry.get("jobfile") or ""
     jf = None
-    options = dict(named)
     if jobfile:
         path = resolve(jobfile)
         if not path.is_file():
@@ -271,10 +317,24 @@ def expand(entry: dict) -> dict:
             raise ConfigError("workload.jobfile", f"cannot read {path}: {ex.strerror or ex}") from None
         except ValueError as ex:
             raise ConfigError("workload.jobfile", str(ex)) from None
-        options = {**jf.options, **named}
-    from_file = frozenset(k for k in (jf.options if jf else {}) if k not in named)
+        if len(jf.jobs) > 1:
+            from .fio_jobs import several_jobs
+
+            return several_jobs(entry, [one_job(entry, named, jf, j) for j in jf.jobs], jf)
+    merged = one_job(entry, named, jf, jf.jobs[0] if jf else None)
+    if "read_iolog" in merged:
+        return _as_trace(merged)
+    merged["type"] = "fio" if _direct(merged) else "fio_buffered"
+    return merged
+
+
+def one_job(entry: dict, named: dict, jf: JobFile | None, job: Job | None) -> dict:
+    """One job's workload entry: the job's options (fio's defaults where the file is
+    silent), the section's fio-named keys (``named``) and own keys (``entry``) over them."""
+    options = {**(job.options if job else {}), **named}
+    from_file = frozenset(k for k in (job.options if job else {}) if k not in named)
     try:
-        base = translate(options, jf, from_file)
+        base = translate(options, jf, from_file, job)
     except ValueError as ex:
         text = str(ex)
         if jf is not None and text.startswith(str(jf.path)):
@@ -283,10 +343,13 @@ def expand(entry: dict) -> dict:
         raise ConfigError(f"workload.{key}", msg) from None
     if jf is not None:
         # fio's defaults where the file (and the section) are silent
-        if "direct" not in base and "direct" not in entry:
-            raise ConfigError("workload.jobfile", f"{jf.path}: no direct=1: fio's default is "
-                              "buffered I/O (direct=0), which the block-device job does not "
-                              "model; add direct=1")
+        if "direct" not in entry:
+            base.setdefault("direct", False)     # fio's default: buffered I/O
+        buffered = not _direct({**base, **entry})
+        if buffered and "size" not in base and "size" not in entry:
+            raise ConfigError("workload.jobfile", f"{jf.path}: buffered I/O (direct=0, fio's "
+                              "default) goes to a file, which needs size= (or direct=1 for the "
+                              "block device)")
         for key, default in FIO_DEFAULTS.items():
             if key not in entry:
                 base.setdefault(key, default)
@@ -295,10 +358,15 @@ def expand(entry: dict) -> dict:
                 raise ConfigError("workload.jobfile", f"{jf.path}: time_based without runtime "
                                   "would run forever; set runtime=")
             base["runtime_s"] = float(MAX_SECONDS)
-    merged = {**base, **entry}
-    if "read_iolog" in merged:
-        return _as_trace(merged)
-    return merged
+    return {**base, **entry}
+
+
+def _direct(merged: dict) -> bool:
+    """``direct`` of a translated section (FioConfig's default: 1)."""
+    try:
+        return _convert("bool", "direct", merged.get("direct", True))
+    except ValueError as ex:
+        raise ConfigError("workload.direct", str(ex).partition(": ")[2]) from None
 def _as_trace(merged: dict) -> dict:
     """``read_iolog``: the trace workload with the job's replay options."""
     out = {"type": "trace", "iolog": merged["read_iolog"], "mode": "auto"}

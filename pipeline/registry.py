@@ -65,6 +65,9 @@ class WorkloadKind:
     # the raw section rewritten before it is checked (``expand(entry) -> entry``): fio
     # job files and fio option names (pipeline.fio_jobfile); it may name another type
     expand: Callable[[dict], dict] | None = None
+    # the prefix of its metric columns (``<prefix>.<metric>``; default: its type), so
+    # fio's direct=1 and direct=0 jobs report the same ``fio.*`` columns
+    metric_prefix: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,13 @@ DEVICES: dict[str, DeviceKind] = {
         "samsung_970_evo_plus_1tb": _nvme_presets.samsung_970_evo_plus_1tb,
         "intel_optane_p4800x_375gb": _nvme_presets.intel_optane_p4800x_375gb}),
 }
+def _jobfile_input(extras: dict) -> dict:
+    """A fio job's job file, when it has one (its content a parameter of the run)."""
+    from .fio_jobfile import resolve
+
+    return {"jobfile": resolve(extras["jobfile"])} if extras.get("jobfile") else {}
+
+
 def _fio_kind() -> WorkloadKind:
     from . import fio_jobfile, fio_json
 
@@ -118,12 +128,43 @@ def _fio_kind() -> WorkloadKind:
         lambda sim, cfg, queue, rng, scale, extras: fio_json.FioRun(FioJob(sim, cfg, queue, rng),
                                                                     extras),
         extras={"filename": "sda", "jobfile": ""},
-        inputs=lambda extras: ({"jobfile": fio_jobfile.resolve(extras["jobfile"])}
-                               if extras.get("jobfile") else {}),
+        inputs=_jobfile_input,
         expand=fio_jobfile.expand)
 
 
-WORKLOADS: dict[str, WorkloadKind] = {"fio": _fio_kind()}
+def _fio_buffered_kind() -> WorkloadKind:
+    """fio with direct=0: the job's files on the filesystem of the device its
+    ``filename`` names (``placement.data``), through the page cache."""
+    from models.workload.fio_buffered import FioBufferedJob
+
+    from . import fio_jobfile, fio_json
+
+    return WorkloadKind(
+        FioConfig,
+        lambda sim, cfg, fs, rng, scale, extras: fio_json.FioRun(
+            FioBufferedJob(sim, cfg, fs, rng), extras),
+        extras={"filename": "sda", "jobfile": ""}, on="fs", files=("data",),
+        inputs=_jobfile_input,
+        expand=fio_jobfile.expand, metric_prefix="fio")
+
+
+def _fio_jobs_kind() -> WorkloadKind:
+    """A fio job file of several jobs on one block device (pipeline.fio_jobs)."""
+    from models.workload.fio_jobs import FioJobs, FioJobsConfig
+
+    from . import fio_json
+
+    return WorkloadKind(
+        FioJobsConfig,
+        lambda sim, cfg, queue, rng, scale, extras: fio_json.FioRun(
+            FioJobs(sim, cfg, queue, rng), extras),
+        extras={"filename": "sda", "jobfile": ""},
+        inputs=_jobfile_input,
+        metric_prefix="fio")
+
+
+WORKLOADS: dict[str, WorkloadKind] = {"fio": _fio_kind(), "fio_buffered": _fio_buffered_kind(),
+                                      "fio_jobs": _fio_jobs_kind()}
 ENGINES: dict[str, EngineKind] = {}
 
 

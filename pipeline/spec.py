@@ -389,7 +389,10 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
 
     used = list(kind.files) + ([c for c in registry.ENGINES[engine.type].files
                                 if c not in kind.files] if engine is not None else [])
-    placement = _placement(_container(cfg, "placement") or {}, used, top_order)
+    placed = _container(cfg, "placement") or {}
+    if kind.on == "fs" and target is not None:      # fio direct=0: on its filename's device
+        placed = _on_filename(placed, kind.files, str(target).removeprefix("/dev/"))
+    placement = _placement(placed, used, top_order)
     mounts = _mounts(placement, devices, fs_raw, fs)
     if not mounts:
         page_cache = None
@@ -426,6 +429,19 @@ def _placement(raw: Any, used: list[str], top: list[str]) -> dict:
             dev = top[0]
         out[cls] = str(dev).removeprefix("/dev/")
     return out
+
+
+def _on_filename(placed: Any, classes: tuple, dev: str) -> Any:
+    """A filesystem workload that names its device (``filename``): its file classes are
+    placed there; a ``placement`` that says another device is an error."""
+    if not isinstance(placed, dict):
+        return placed
+    for cls in classes:
+        other = placed.get(cls)
+        if other is not None and str(other).removeprefix("/dev/") != dev:
+            raise ConfigError(f"placement.{cls}", f"{other!r}, but workload.filename is "
+                              f"{dev!r}; set one of them")
+    return {**placed, **{cls: dev for cls in classes}}
 
 
 def _mounts(placement: dict, devices, fs_raw: dict, fs: FsConfig) -> tuple:

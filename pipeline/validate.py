@@ -155,7 +155,8 @@ def _check_metric_names(ref: Reference, spec) -> None:
         if ns == "iostat" and ".".join(parts[2:]) not in IOSTAT_COLUMNS:
             raise ref.error("metric", f"{ref.metric!r}: no iostat column {'.'.join(parts[2:])!r} "
                             f"(columns: {', '.join(IOSTAT_COLUMNS)})")
-    elif ns in registry.WORKLOADS and ns != spec.workload.type:
+    elif ns in registry.WORKLOADS and ns != (registry.WORKLOADS[spec.workload.type].metric_prefix
+                                             or spec.workload.type):
         raise ref.error("metric", f"{ref.metric!r}: this case's workload is "
                         f"{spec.workload.type!r}, not {ns!r}")
 

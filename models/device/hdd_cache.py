@@ -30,7 +30,13 @@ Modelled:
   miss whose head lands inside its sectors on the first track reads from the next
   sector boundary, then the sectors before it as they come round; the data still goes
   to the host in LBA order, so the read is shorter only where the link outruns the
-  platter. Later tracks follow as usual; zero-latency writes are not modelled.
+  platter. Later tracks follow as usual.
+- Zero-latency write (``write_zero_latency``, DiskSim's Immediate buffer write): a
+  media write whose data is all in the buffer when the head lands on its first track
+  (a destage of cached writes; a write-through write whose data crossed the link
+  during the seek) writes from the next sector boundary in its sectors, then the ones
+  before it as they come round; a write still arriving over the link goes in LBA
+  order.
 - Write cache (WCE): writes complete once transferred into the buffer; dirty extents
   (sequential writes coalesce) are destaged oldest-window SPTF (the drive considers
   the ``P_DWIN`` oldest extents) when the drive is idle, when a write does not fit
@@ -63,7 +69,7 @@ from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_S
                         Q_SEQ, Q_SEQCTR, Q_T, QCOLS, ST_LBA, ST_LO, ST_MIN, ST_ON, ST_SEG,
                         ST_STOP, ST_T, X_BUSW, X_IDLE_HIT, X_MINSEEK, X_OVH_PREP, X_OVH_RCOMP,
                         X_OVH_RESEL, X_OVH_WCOMP, X_WATER, X_WATER_REQ, X_WINDOW_HITS,
-                        X_FREE_BLOCKS, X_ZERO_LAT, EPS_NS)
+                        X_FREE_BLOCKS, X_ZERO_LAT, X_ZERO_LAT_W, EPS_NS)
 
 
 # -- commands -------------------------------------------------------------------------
@@ -123,7 +129,8 @@ def serve_read(S, a, n, now):
     n_head = 0.0        #   ... of which the first n_head came off in order
     n_tail = 0.0        #   ... and the n_tail after them were read before
     if S[ext + X_ZERO_LAT] > 0.0:
-        t_arm, t_tail, n_head, n_tail = zero_latency(S, a, n, c0, h0, max(t_free, t), ts, te)
+        t_arm, t_tail, n_head, n_tail = zero_latency(S, a, n, c0, h0, max(t_free, t), ts, te,
+                                                     False, 0.0)
     first = a
     if S[ext + X_FREE_BLOCKS] > 0.0:
         # read any free blocks: from landing on the track the head buffers every
@@ -163,22 +170,23 @@ def serve_read(S, a, n, now):
 
 
 @numba.njit(cache=True)
-def zero_latency(S, a, n, c0, h0, t0, ts, te):
-    """Zero-latency read (DiskSim Immediate buffer read, disksim_diskctlr.c
+def zero_latency(S, a, n, c0, h0, t0, ts, te, write, t_min):
+    """Zero-latency access (DiskSim Immediate buffer read / write, disksim_diskctlr.c
     disk_buffer_seekdone / disk_buffer_sector_done; mech_g1 dm_latency): the head,
-    landed on the first track of a read of n sectors at a (arm free from ``t0``,
-    ``ts``/``te`` its in-order first sector start and last sector end), reads from the
-    next sector boundary when that falls inside the read's sectors on the track, then
-    the ones before it as they come round. Returns (when the head has read every
-    sector, when the first track's sectors are all buffered - 0 if the head did not
-    land inside - and how many of them came off in order and how many before).
+    landed on the first track of an access of n sectors at a (arm free from ``t0``, on
+    the track no earlier than ``t_min``, ``ts``/``te`` its in-order first sector start
+    and last sector end), reads or writes from the next sector boundary when that
+    falls inside the access's sectors on the track, then the ones before it as they
+    come round. Returns (when the head has read or written every sector, when the
+    first track's sectors are all done - 0 if the head did not land inside - and how
+    many of them went in order and how many before).
 
     Tracks after the first follow as usual (head switch, skewed first sector) from
     the end of the first track's part. Slipped sectors inside the track are counted as
     LBAs when sizing the part read first (the time is the physical one)."""
     c1, h1, s1, spt1, ang1, k, span = track_run(S, a, n)
     sect = S[P_REV] / spt1
-    ta = arrive(S, c0, h0, t0, c1, h1, False)
+    ta = max(arrive(S, c0, h0, t0, c1, h1, write), t_min)
     wait = ts - ta
     if wait <= EPS_NS or wait >= S[P_REV]:
         return te, 0.0, 0.0, 0.0
@@ -188,7 +196,7 @@ def zero_latency(S, a, n, c0, h0, t0, ts, te):
     t1 = ts + q * sect          # [a + q, end of track part) was read before ts
     t_arm = t1
     if k < n:
-        t_arm = xfer(S, a + k, n - k, c1, h1, t1, False, 0.0)[2]
+        t_arm = xfer(S, a + k, n - k, c1, h1, t1, write, 0.0)[2]
     return t_arm, t1, q, min(k, span) - q
 
 
@@ -210,8 +218,11 @@ def destage_one(S, t):
             best = i
     a = S[od + best * DCOLS]
     n = S[od + best * DCOLS + 1]
-    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True,
-                            t_free + S[int(S[O_EXT]) + X_MINSEEK])
+    ext = int(S[O_EXT])
+    t_min = t_free + S[ext + X_MINSEEK]
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, t_min)
+    if S[ext + X_ZERO_LAT_W] > 0.0:       # the extent's data is all in the buffer
+        te = zero_latency(S, a, n, c0, h0, t_free, ts, te, True, t_min)[0]
     for j in range(od + best * DCOLS, od + (dn - 1) * DCOLS):
         S[j] = S[j + DCOLS]
     S[D_N] = dn - 1
@@ -259,7 +270,14 @@ def serve_write(S, a, n, fua, now):
     # the first sector may go once it is in; a link slower than the media delays the
     # start so that the last sector is in before its turn
     data = t + S[ext + X_OVH_PREP] + busw + (n - 1.0) * max(busw - S[P_REV] / spt, 0.0)
-    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, max(data, t_free + S[ext + X_MINSEEK]))
+    t_min = t_free + S[ext + X_MINSEEK]
+    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, max(data, t_min))
+    if S[ext + X_ZERO_LAT_W] > 0.0:
+        # zero-latency write only when every sector is in the buffer as the head lands
+        c1, h1, s1, spt1, ang1 = locate(S, a)
+        if t + S[ext + X_OVH_PREP] + n * busw <= max(arrive(S, c0, h0, t_free, c1, h1, True),
+                                                     t_min):
+            te = zero_latency(S, a, n, c0, h0, t_free, ts, te, True, t_min)[0]
     S[H_CYL] = c
     S[H_HEAD] = h
     S[H_TFREE] = te

@@ -172,6 +172,12 @@ class HDDConfig:
         those sectors, then the ones before it as they come round (one revolution for
         the track's part); the host still gets the data in LBA order [Immediate
         buffer read].
+      - ``write_zero_latency``: zero-latency write (write-on-arrival): a media write
+        whose data is all in the buffer when the head lands on its first track (a
+        destage of cached writes; a write-through write whose data crossed the link
+        during the seek) writes from the next sector boundary inside its sectors on
+        that track, then the ones before it as they come round [Immediate buffer
+        write].
       - ``read_hits_on_write_data``: reads hit on sectors the buffer holds from a
         write [Allow read hits on write data]. A write always empties the other
         segments holding any of its sectors (and stops read-ahead).
@@ -227,6 +233,7 @@ class HDDConfig:
     read_ahead_on_idle_hit: bool = True
     read_any_free_blocks: bool = False
     read_zero_latency: bool = False
+    write_zero_latency: bool = False
     read_hits_on_write_data: bool = True
     write_cache: bool = False
     write_cache_bytes: int = 0

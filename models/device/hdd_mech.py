@@ -347,6 +347,7 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[o_ext + X_WRITE_HITS] = 1.0 if cfg.read_hits_on_write_data else 0.0
     S[o_ext + X_FREE_BLOCKS] = 1.0 if cfg.read_any_free_blocks else 0.0
     S[o_ext + X_ZERO_LAT] = 1.0 if cfg.read_zero_latency else 0.0
+    S[o_ext + X_ZERO_LAT_W] = 1.0 if cfg.write_zero_latency else 0.0
     S[o_ext + X_O_ZSP] = o_zsp
     S[o_ext + X_O_SLIP] = o_slip
     S[o_zsp:o_slip] = zsp.ravel()

@@ -39,6 +39,7 @@ X_MINSEEK = 13       # a media write positions for at least this long
 X_WRITE_HITS = 14    # 1: reads hit on sectors held from a write
 X_FREE_BLOCKS = 15   # 1: after a seek the head buffers the track's sectors passing before the read
 X_ZERO_LAT = 16      # 1: a read miss landing inside its first track's sectors reads them on arrival
+X_ZERO_LAT_W = 17    # 1: a media write whose data is all buffered writes them on arrival
 EXT_LEN = 32
 RA_BYTES, RA_TRACK, RA_CYLINDER, RA_TRACK_STREAM = 0, 1, 2, 3
 RA_SCHEMES = {"bytes": RA_BYTES, "track": RA_TRACK, "cylinder": RA_CYLINDER,

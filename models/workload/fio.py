@@ -18,9 +18,9 @@ Also modelled, as fio documents them:
 
 - ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
   job stalls that long before it issues again (I/Os already in flight go on);
-- ``rate_iops``: each job issues at most that many I/Os per second (I/O k no earlier
-  than k / rate_iops after the job started; one cap over reads and writes, where fio
-  caps a mixed job's reads and writes each);
+- ``rate_iops`` / ``rate`` = ``r[,w]``: each job's reads and writes capped each, I/Os
+  or bytes a second; ``rate_iops_min`` / ``rate_min`` (``rate_cycle_ms``): a job that
+  falls below ends with fio's error (``models.workload.fio_pace``);
 - ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct>
   (``models.workload.fio_random``);
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job waits for its I/Os in
@@ -28,7 +28,8 @@ Also modelled, as fio documents them:
   flush, for either call), then goes on; their latencies are the ``sync`` statistics.
 
 Only ``direct=1`` (``buffered=0``) is modelled here: the job submits straight to a
-block device (buffered I/O goes through the page cache: the filesystem workloads).
+block device (``direct=0``, through a filesystem and the page cache, is
+``models.workload.fio_buffered``).
 
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
@@ -40,8 +41,8 @@ handed to a compiled loop that runs the very same events (``fio_fast``);
 ``FioJob(..., fused=False)`` keeps every I/O on the Python event path. Results are
 identical either way.
 
-Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs`` or
-``rate_iops``, ``thinktime_blocks_type=issue``, ``end_fsync``.
+Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs``,
+``thinktime_blocks_type=issue``, ``end_fsync``.
 """
 from __future__ import annotations
 
@@ -55,8 +56,9 @@ from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
-from .fio_pace import Pace
+from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
+from .fio_stats import FioGroup
 
 RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
 IOENGINES = ("libaio", "io_uring", "psync", "sync")
@@ -82,7 +84,11 @@ class FioConfig:
     time_based: bool = True
     thinktime_us: float = 0.0
     thinktime_blocks: int = 1
-    rate_iops: int = 0
+    rate_iops: str = "0"
+    rate: str = "0"
+    rate_min: str = "0"
+    rate_iops_min: str = "0"
+    rate_cycle_ms: int = 1000
     random_distribution: str = "random"
     fsync: int = 0
     fdatasync: int = 0
@@ -106,9 +112,6 @@ class FioConfig:
                 raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
         elif parse_size(self.offset, "offset") % 512:
             raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
-        if not self.direct:
-            raise ValueError("direct: only direct=1 (buffered=0) is modelled by the block-device "
-                             "fio job; buffered I/O goes through the page cache (filesystem workloads)")
         at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
@@ -120,7 +123,10 @@ class FioConfig:
         at_most(self, MAX_SECONDS, "runtime_s")
         if not 0 <= self.ramp_time_s < self.runtime_s:
             raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
-        at_least(self, 0, "number_ios", "thinktime_us", "rate_iops", "fsync", "fdatasync")
+        at_least(self, 0, "number_ios", "thinktime_us", "fsync", "fdatasync")
+        rate_ns_per_io(self)
+        min_bytes_per_s(self)
+        at_least(self, 1, "rate_cycle_ms")
         at_least(self, 1, "thinktime_blocks")
         at_most(self, MAX_SECONDS * 1e6, "thinktime_us")
         parse_distribution(self.random_distribution)
@@ -135,7 +141,8 @@ class FioConfig:
     @property
     def paced(self) -> bool:
         """Think time, a rate cap or periodic syncs: issuing pauses (event path only)."""
-        return bool(self.thinktime_us or self.rate_iops or self.sync_every)
+        return bool(self.thinktime_us or any(rate_ns_per_io(self)) or self.sync_every
+                    or any(min_bytes_per_s(self)))
 
     @property
     def fusable(self) -> bool:
@@ -198,6 +205,7 @@ class _Job:
         self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
         self.complete_min = 1 if sync_engine else cfg.iodepth_batch_complete_min
         self.in_flight = 0
+        self.depth_ios = [0] * (self.iodepth + 1)   # I/Os issued at each depth (io_u_map)
         self.reaped = 0          # completions since the last refill
         self.issued = 0
         limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else self.n_blocks) if x]
@@ -262,6 +270,7 @@ class _Job:
                                           self.index))
             self.in_flight += n
             self.issued += n
+            self.depth_ios[self.in_flight] += n
             gate = submit(bios, n > 1)
             if gate is not None:
                 self.blocked = True
@@ -315,9 +324,7 @@ class _PacedJob(_Job):
 
     def _draw(self) -> tuple[int, int]:
         op, block = super()._draw()
-        if op == WRITE:
-            self.pace.wrote()
-        return op, block
+        return self.pace.issue(op), block
 
     def _new_chunk(self) -> None:
         super()._new_chunk()
@@ -325,15 +332,18 @@ class _PacedJob(_Job):
             self._blocks = self.sampler.draw(self._n)
 
     def on_done(self, bio: IORequest) -> None:
-        self.pace.completed()
+        self.pace.completed(bio)
         super().on_done(bio)
 
 
-class FioJob:
+class FioJob(FioGroup):
     """A group of ``numjobs`` jobs with the same options against one block queue."""
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
                  rng: np.random.Generator, fused: bool = True) -> None:
+        if not cfg.direct:
+            raise ValueError("direct: the block-device fio job is direct=1 (buffered=0); "
+                             "direct=0 runs on a filesystem (models.workload.fio_buffered)")
         self.offset_bytes, self.size_bytes = cfg.region(queue.device.capacity_bytes)
         end = self.offset_bytes + cfg.numjobs * self.size_bytes
         if end > queue.device.capacity_bytes:
@@ -366,8 +376,9 @@ class FioJob:
     def start(self) -> None:
         self.running = len(self.jobs)
         self.started_ns = self.sim.now_ns
+        self.measure_from_ns = self.started_ns + int(self.cfg.ramp_time_s * 1e9)
         self._iostat_from = self.queue.snapshot()
-        self.sim.at(self.started_ns + self.measure_from_ns, self._begin_measure)
+        self.sim.at(self.measure_from_ns, self._begin_measure)
         self.sim.at(self.started_ns + self.end_ns, self._stop)
         for job in self.jobs:
             job.refill()
@@ -375,42 +386,10 @@ class FioJob:
     def _begin_measure(self, _arg=None) -> None:
         self._iostat_from = self.queue.snapshot()
         self.measure_from_ns = self.sim.now_ns
-
-    def _stop(self, _arg=None) -> None:
-        if self.finished_ns is None:
-            self.finished_ns = self.sim.now_ns
-            self._iostat = self.queue.iostat(self._iostat_from)
-        self.stopping = True
-        self.sim.stop()
+        for job in self.jobs:
+            job.depth_ios = [0] * len(job.depth_ios)
 
     def job_finished(self) -> None:
         self.running -= 1
         if self.running == 0 and not self.stopping:
             self._stop()
-
-    def results(self) -> dict:
-        """fio-style summary over the measured interval (after ramp_time)."""
-        if self.finished_ns is None:
-            self._stop()
-        secs = (self.finished_ns - self.measure_from_ns) / 1e9
-        out: dict = {"runtime_s": secs}
-        total_ios = 0
-        total_bytes = 0
-        for op, name in ((READ, "read"), (WRITE, "write")):
-            n = len(self.lat[op])
-            total_ios += n
-            total_bytes += self.bytes_done[op]
-            out[f"{name}_iops"] = n / secs if secs > 0 else 0.0
-            out[f"{name}_MB_s"] = self.bytes_done[op] / 2**20 / secs if secs > 0 else 0.0
-            out.update(self.lat[op].summary(prefix=f"{name}_clat"))
-        if self.cfg.sync_every:
-            out["sync_count"] = len(self.sync_lat)
-            out.update(self.sync_lat.summary(prefix="sync_lat"))
-        out["iops"] = total_ios / secs if secs > 0 else 0.0
-        out["MB_s"] = total_bytes / 2**20 / secs if secs > 0 else 0.0
-        return out
-
-    def iostat(self) -> dict:
-        if self.finished_ns is None:
-            self._stop()
-        return self._iostat

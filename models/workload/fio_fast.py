@@ -101,7 +101,7 @@ def _deadline_mirrored() -> tuple:
 # sha1 of the bytecode of the Python each loop mirrors, when the loop was last checked
 # against it (Python 3.11); ``code_fingerprint(name)`` gives the current one
 MIRRORED_FINGERPRINTS = {
-    "host": "bef9dc7c6f841aba6cc89c16d57bcfbfa28cc128",
+    "host": "f6637e9c8cd27b6504063f5fc2881b8c8f10231d",
     "deadline": "307c6f5239fe7ad0087960b09843259ba7140c3f",
     "HDD": "7ed9a5fe5bb5cddc668caf13ce88fd6463e42cbb",
     "SSD": "18c78b93a49c8ff20da7f53720f17cac15737627",

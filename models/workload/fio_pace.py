@@ -3,8 +3,20 @@
 
 - think time: after every ``thinktime_blocks`` completions the job issues nothing for
   ``thinktime_us`` (its I/Os in flight complete meanwhile);
-- rate: the job's k-th I/O is issued no earlier than k / ``rate_iops`` seconds after
-  its first (fio's rate: sleep until the I/O is due);
+- rate: ``rate_iops`` / ``rate`` with fio's syntax ``r[,w[,t]]`` (``500``: 500 reads
+  and 500 writes a second, each direction capped on its own; ``500,200``; ``,200``
+  caps only writes; ``rate`` in bytes a second, ``10m,5m``, and over ``rate_iops``
+  where both are set, as fio's ``__setup_rate``). A direction's k-th I/O is issued no
+  earlier than k x bs / rate after the job started (fio's ``rate_next_io_time``); a
+  mixed job whose drawn direction is ahead of its rate takes the other direction if
+  that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). Trim
+  caps are accepted and unused (no trims are issued). Not modelled: fio's quiesce of
+  the I/Os in flight before it sleeps for the rate, ``rate_process=poisson``;
+- minimum rate: ``rate_min`` (bytes a second) / ``rate_iops_min``, ``r[,w]`` as the
+  caps: after a 2 s settle and the ramp, every ``rate_cycle`` ms (fio's default 1000)
+  of a direction that did I/O, the rate completed since the last check must reach
+  the minimum, else the job ends with fio's error EIO (``__check_min_rate`` in
+  backend.c: checked as I/Os complete, ``rate_min`` over ``rate_iops_min``);
 - sync: once ``fsync`` (or ``fdatasync``) writes have been issued since the last sync,
   the job waits until its I/Os in flight completed (as fio's asynchronous engines
   quiesce before a sync), submits a FLUSH of the block device and waits for it. The
@@ -14,31 +26,154 @@ from __future__ import annotations
 
 import math
 
-from ..device.request import FLUSH, IORequest
+from ..device.request import FLUSH, READ, WRITE, IORequest
+from ..units import parse_size
+
+
+def _caps(text, key: str, parse) -> list[float]:
+    """fio's per-direction ``r[,w[,t]]`` (one value: every direction) -> [read, write]."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) > 3:
+        raise ValueError(f"{key}: expected read[,write[,trim]], got {text!r}")
+    if len(parts) == 1:
+        parts = parts * 2
+    vals = []
+    for p in parts[:2]:
+        try:
+            v = parse(p) if p else 0
+        except ValueError:
+            v = -1
+        if v < 0:
+            raise ValueError(f"{key}: expected read[,write[,trim]] caps >= 0, got {text!r}")
+        vals.append(float(v))
+    return vals
+
+
+def rate_ns_per_io(cfg) -> tuple[float, float]:
+    """Nanoseconds between two I/Os of (reads, writes) under the job's ``rate`` /
+    ``rate_iops`` (0: no cap in that direction). ``ValueError`` naming the option."""
+    bs = cfg.bs_bytes
+    by_iops = _caps(cfg.rate_iops, "rate_iops", lambda p: int(p))
+    by_bw = _caps(cfg.rate, "rate", lambda p: parse_size(p, "rate"))
+    out = []
+    for iops, bw in zip(by_iops, by_bw):
+        bps = bw or iops * bs
+        out.append(bs * 1e9 / bps if bps else 0.0)
+    return out[0], out[1]
+
+
+class RateCap:
+    """fio's rate limit of one job: when the next I/O of each direction is due."""
+
+    def __init__(self, cfg, t0_ns: int) -> None:
+        self.ns = dict(zip((READ, WRITE), rate_ns_per_io(cfg)))
+        mixed = cfg.rw in ("randrw", "readwrite")
+        fixed = WRITE if cfg.rw in ("write", "randwrite") else READ
+        share = {READ: cfg.rwmixread, WRITE: 100 - cfg.rwmixread}
+        self.dirs = tuple(op for op in (READ, WRITE) if share[op]) if mixed else (fixed,)
+        self.mixed = mixed
+        self.ios = {READ: 0, WRITE: 0}
+        self.t0 = t0_ns
+
+    def due_ns(self, op: int) -> float:
+        """When the next I/O of ``op`` may be issued (``t0`` when uncapped)."""
+        return self.t0 + self.ios[op] * self.ns[op]
+
+    def backlog(self, op: int, now_ns: int) -> float:
+        """I/Os of ``op`` due by now and not issued (inf: no cap)."""
+        if not self.ns[op]:
+            return math.inf
+        return int((now_ns - self.t0) / self.ns[op]) + 1 - self.ios[op]
+
+    def allowance(self, now_ns: int) -> tuple[float, float]:
+        """(I/Os the job may issue now, when the next one falls due if none)."""
+        n = sum(max(0, self.backlog(op, now_ns)) for op in self.dirs)
+        return n, (0 if n else min(math.ceil(self.due_ns(op)) for op in self.dirs))
+
+    def choose(self, op: int, now_ns: int) -> tuple[int, int]:
+        """fio's ``rate_ddir``: the direction to issue and how long to sleep first."""
+        other = WRITE if op == READ else READ
+        if self.due_ns(op) <= now_ns:
+            return op, 0
+        if self.mixed and other in self.dirs:
+            if self.due_ns(other) <= now_ns:
+                return other, 0
+            if self.due_ns(other) < self.due_ns(op):
+                op = other
+        return op, math.ceil(self.due_ns(op)) - now_ns
+
+    def issued(self, op: int) -> None:
+        self.ios[op] += 1
+
+
+EIO = 5            # fio's error when a job misses its minimum rate (td_verror)
+_SETTLE_NS = 2_000_000_000     # fio allows 2 s before the first minimum-rate check
+
+
+def min_bytes_per_s(cfg) -> tuple[float, float]:
+    """(reads, writes) bytes a second the job must keep (``rate_min`` over
+    ``rate_iops_min``; 0: no minimum). ``ValueError`` naming the option."""
+    by_bw = _caps(cfg.rate_min, "rate_min", lambda p: parse_size(p, "rate_min"))
+    by_iops = _caps(cfg.rate_iops_min, "rate_iops_min", lambda p: int(p))
+    return tuple(bw or iops * cfg.bs_bytes for bw, iops in zip(by_bw, by_iops))
+
+
+class MinRate:
+    """fio's minimum-rate check of one job (``__check_min_rate``): ``check`` as I/Os
+    complete; True once a direction fell below its minimum over a ``rate_cycle``."""
+
+    def __init__(self, cfg, t0_ns: int) -> None:
+        self.min = dict(zip((READ, WRITE), min_bytes_per_s(cfg)))
+        self.cycle_ns = int(cfg.rate_cycle_ms * 1e6)
+        self.from_ns = t0_ns + max(_SETTLE_NS, int(cfg.ramp_time_s * 1e9))
+        self.done = {READ: 0, WRITE: 0}
+        self.last: dict = {}           # op -> (ns, bytes done) at the last check
+
+    def check(self, op: int, nbytes: int, now_ns: int) -> bool:
+        self.done[op] += nbytes
+        if now_ns < self.from_ns:
+            return False
+        for d in (READ, WRITE):
+            if not self.min[d] or not self.done[d]:
+                continue
+            if d in self.last:
+                t, b = self.last[d]
+                if now_ns - t < self.cycle_ns:
+                    continue
+                if (self.done[d] - b) * 1e9 / (now_ns - t) < self.min[d]:
+                    return True
+            self.last[d] = (now_ns, self.done[d])
+        return False
 
 
 class Pace:
-    """What pauses a job's issuing: think time, the rate cap, periodic syncs."""
+    """What pauses a job's issuing: think time, the rate cap, periodic syncs; and the
+    minimum rate that ends it."""
 
     def __init__(self, job, cfg) -> None:
         self.job = job
         self.think_ns = int(round(cfg.thinktime_us * 1000))
         self.think_blocks = cfg.thinktime_blocks
-        self.rate_ns = 1e9 / cfg.rate_iops if cfg.rate_iops else 0.0
+        self.cfg = cfg
+        self.rate: RateCap | None = None        # from the first refill
+        self.rated = any(rate_ns_per_io(cfg))
         self.sync_every = cfg.sync_every
         self.since_think = 0
         self.thinking = False
         self.writes = 0              # since the last sync
         self.syncing = False         # a sync is due (or its FLUSH in flight)
         self.wake_at = -1            # a refill scheduled by the rate cap
-        self.t0 = None
+        self.min_rate: MinRate | None = None    # from the first refill
+        self.min_rated = any(min_bytes_per_s(cfg))
 
     def allowance(self) -> int:
         """How many I/Os the job may issue now (0: none; it is woken up later)."""
         job = self.job
         sim = job.fio.sim
-        if self.t0 is None:
-            self.t0 = sim.now_ns
+        if self.rated and self.rate is None:
+            self.rate = RateCap(self.cfg, sim.now_ns)
+        if self.min_rated and self.min_rate is None:
+            self.min_rate = MinRate(self.cfg, sim.now_ns)
         if self.thinking:
             return 0
         if self.syncing:
@@ -48,25 +183,37 @@ class Pace:
         allowed = job.max_depth
         if self.sync_every:
             allowed = min(allowed, self.sync_every - self.writes)
-        if self.rate_ns:
-            wake = self.t0 + math.ceil(job.issued * self.rate_ns)   # the next I/O is due
-            if wake > sim.now_ns:
+        if self.rate is not None:
+            due, wake = self.rate.allowance(sim.now_ns)
+            if not due:
                 if self.wake_at != wake:
                     self.wake_at = wake
                     sim.at(wake, self._wake)
                 return 0
-            due = int((sim.now_ns - self.t0) / self.rate_ns) + 1 - job.issued
-            allowed = min(allowed, max(1, due))
-        return allowed
+            allowed = min(allowed, due)
+        return int(allowed)
 
-    def wrote(self) -> None:
-        """A write was drawn: the sync falls due after ``sync_every`` of them."""
-        if self.sync_every:
+    def issue(self, op: int) -> int:
+        """An I/O of ``op`` was drawn: the direction it goes in (the rate cap may switch
+        a mixed job's, fio's ``rate_ddir``; the allowance left one due); a write counts
+        toward the next sync."""
+        if self.rate is not None:
+            op, _ = self.rate.choose(op, self.job.fio.sim.now_ns)
+            self.rate.issued(op)
+        if op == WRITE and self.sync_every:
             self.writes += 1
             if self.writes >= self.sync_every:
                 self.syncing = True
+        return op
 
-    def completed(self) -> None:
+    def completed(self, bio: IORequest) -> None:
+        mr = self.min_rate
+        if mr is not None and mr.check(bio.op, bio.size_bytes, bio.done_ns):
+            job = self.job
+            job.limit = job.issued              # it issues nothing more
+            job.fio.error = EIO
+            self.min_rated = False
+            self.min_rate = None
         if self.think_ns:
             self.since_think += 1
             if self.since_think >= self.think_blocks:

@@ -139,6 +139,62 @@ def test_a_zero_latency_read_takes_one_revolution_from_landing_inside_it():
     assert _one_read(slow_zl, 0, 0, 50) == _one_read(slow, 0, 0, 50)
 
 
+def _writes(cfg, lba, n, flush=False):
+    """Completion times (ms) of a write of n sectors at lba submitted at 0 (and of a
+    FLUSH right behind it)."""
+    from models.device.hdd import HDD
+    from models.device.request import FLUSH, WRITE, IORequest
+    from models.sim import Simulator
+
+    sim = Simulator()
+    dev = HDD(sim, "d", cfg)
+    done = []
+    dev.on_complete = lambda r: done.append(r.done_ns / 1e6)
+
+    def go(_):
+        dev.submit(IORequest(WRITE, lba * 512, n * 512))
+        if flush:
+            dev.submit(IORequest(FLUSH, 0, 0))
+    sim.at(0, go)
+    sim.run()
+    return done
+
+
+def test_a_zero_latency_write_goes_on_arrival_once_its_data_is_all_buffered():
+    import dataclasses
+
+    from tests.models.device.test_hdd_mech import SMALL
+
+    # SMALL: 10 ms a revolution, 100 sectors a track, 10 us a sector on the link, 0.2 ms
+    # write miss overhead, 0.2 ms head switch + 0.3 ms write settle; track 1 (LBA 100)
+    # starts 5 sectors (0.5 ms) round
+    cfg = dataclasses.replace(SMALL, read_ahead_max_bytes=0)
+    zl = dataclasses.replace(cfg, write_zero_latency=True)
+    # write-through, 40 sectors on track 1: the data is in by 0.6 ms, the head lands at
+    # 0.7 ms on sector 2; in LBA order it waits for sector 0 (10.5 ms) and writes 40
+    # (14.5 ms); on arrival it writes 2..39 at once and 0..1 at 10.5 ms
+    assert _writes(cfg, 100, 40) == pytest.approx([14.5])
+    assert _writes(zl, 100, 40) == pytest.approx([10.7])
+    # 60 sectors are still crossing the link (0.8 ms) when the head lands: LBA order
+    assert _writes(zl, 100, 60) == _writes(cfg, 100, 60) == pytest.approx([16.5])
+    # write-back: the write completes in the buffer (0.52 ms); the FLUSH (0.05 ms)
+    # destages it from sector 6 of track 0 at 0.6 ms: done at 10.6 ms, not 15 ms
+    wb = dataclasses.replace(cfg, write_cache=True)
+    wbz = dataclasses.replace(wb, write_zero_latency=True)
+    assert _writes(wb, 0, 50, flush=True) == pytest.approx([0.52, 15.0])
+    assert _writes(wbz, 0, 50, flush=True) == pytest.approx([0.52, 10.6])
+
+
+def test_immediate_buffer_write_imports_as_a_zero_latency_write():
+    atlas = ds.read_diskspecs(ds.DATA_DIR / "atlas10k.diskspecs")
+    assert int(atlas.params["Immediate buffer write"]) == 1
+    assert imp.to_hdd_dict(atlas)["write_zero_latency"] is True
+    assert not any("Immediate buffer write" in line for line in imp.unmapped(atlas))
+    assert imp.load_hdd_config(imp.CONF_DIR / "disksim_atlas10k.yaml").write_zero_latency
+    barracuda = ds.read_diskspecs(ds.DATA_DIR / "barracuda.diskspecs")
+    assert imp.to_hdd_dict(barracuda)["write_zero_latency"] is False
+
+
 def test_an_immediate_buffer_read_disksim_does_not_accept_is_refused(tmp_path, capsys):
     for suffix in (".parv", "_validate.model", "_validate.seek"):
         shutil.copy(ds.DATA_DIR / f"st41601n{suffix}", tmp_path / f"st41601n{suffix}")

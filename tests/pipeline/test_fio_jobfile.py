@@ -36,13 +36,19 @@ def _row(root):
     return pq.read_table(summary).to_pylist()[0], summary.parent
 
 
-def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, capfd):
-    job = tmp_path / "rr.fio"
-    job.write_text(JOB)
+def run_job_file(tmp_path, capfd, text: str, name: str = "rr.fio"):
+    """Run the job file ``text`` (written as ``name``): (its row, its run directory)."""
+    job = tmp_path / name
+    job.write_text(text)
     out = tmp_path / "out"
     assert main(["workload=fio", f"workload.jobfile={job}", f"results.dir={out}",
                  "results.summary=false"]) == 0, capfd.readouterr().err
-    row, run = _row(out)
+    return _row(out)
+
+
+def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, capfd):
+    row, run = run_job_file(tmp_path, capfd, JOB)
+    job, out = tmp_path / "rr.fio", tmp_path / "out"
     assert (row["workload.rw"], row["workload.bs"], row["workload.iodepth"]) == ("randread", "4k", 4)
     # fio's ramp is lead-in time on top of the runtime
     assert row["workload.runtime_s"] == pytest.approx(0.2) and row["workload.ramp_time_s"] == 0.05
@@ -76,8 +82,10 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
 
 @pytest.mark.parametrize("edit, msg", [
     (("bs=4k", "blocksze=4k"), r"rr\.fio line 12: unknown fio option 'blocksze' \(did you mean 'blocksize'\?\)"),
-    (("iodepth=4", "iodepth=4\n[second]\nrw=read"), r"rr\.fio line 14: a second job section \[second\]"),
-    (("direct=1\n", ""), r"rr\.fio: no direct=1: fio's default is buffered I/O"),
+    (("iodepth=4", "iodepth=4\n[second]\nread_iolog=app.log"),
+     r"rr\.fio \[second\]: read_iolog in a file of several jobs is not modelled"),
+    (("size=10g\n", "direct=0\n"), r"rr\.fio: buffered I/O \(direct=0, fio's default\) goes "
+                                     r"to a file, which needs size="),
     (("runtime=150ms", "runtime=soon"), r"rr\.fio line 6: runtime: expected a time such as 30s"),
     (("ioengine=libaio", "ioengine=libiao"), r"rr\.fio line 3: ioengine: .* \(did you mean 'libaio'\?\)"),
 ])
@@ -134,4 +142,61 @@ def test_fio_options_from_the_command_line(compose, tmp_path):
     spec = validate(compose("workload=fio", "+workload.runtime=100ms", "+workload.thinktime=1ms",
                             "+workload.rate_iops=50"))
     assert spec.workload.config.runtime_s == pytest.approx(0.1)
-    assert spec.workload.config.thinktime_us == 1000.0 and spec.workload.config.rate_iops == 50
+    assert spec.workload.config.thinktime_us == 1000.0 and spec.workload.config.rate_iops == "50"
+
+
+def test_a_buffered_job_runs_on_the_filesystem_of_its_device(tmp_path, capfd):
+    # fio's default direct=0: the job's file on the filesystem of filename's device,
+    # through the page cache; the same fio.* columns and fio.json as direct=1
+    row, run = run_job_file(tmp_path, capfd, "[buffered-reads]\nfilename=/dev/sda\n"
+                            "rw=randread\nsize=4m\nruntime=100ms\ntime_based\n")
+    assert (row["workload.type"], row["workload.direct"], row["placement.data"]) == (
+        "fio_buffered", False, "sda")
+    # a cold cache: each page read from the device once and kept (one more may be in
+    # flight when the run ends), a read again is a hit
+    assert row["fio.read_iops"] > 0 and row["iostat.sda.r_s"] > 0
+    cached = row["fsstat.page_cache.cached_pages"]
+    assert cached <= row["fsstat.sda.pages_read"] <= cached + 1
+    assert cached <= row["fio.read_clat_count"]
+    doc = json.loads((run / "_details" / "fio.json").read_text())
+    assert doc["jobs"][0]["read"]["iops"] == row["fio.read_iops"]
+
+
+def test_several_jobs_a_global_applies_below_it_and_stonewall_new_group_set_groups(tmp_path):
+    from pipeline.fio_jobfile import read_jobfile
+
+    job = tmp_path / "many.fio"
+    job.write_text("[global]\ndirect=1\nbs=8k\n[a]\nrw=read\n[b]\nnew_group\n"
+                   "[global]\nbs=16k\n[c]\nstonewall\n[d]\nbs=4k\n")
+    jf = read_jobfile(job)
+    assert [(j.name, j.options.get("bs"), j.stonewall, j.groupid) for j in jf.jobs] == [
+        ("a", "8k", False, 0), ("b", "8k", False, 1), ("c", "16k", True, 2),
+        ("d", "4k", False, 2)]
+    e = expand({"type": "fio", "jobfile": str(job), "iodepth": 2})
+    assert e["type"] == "fio_jobs" and e["names"] == ["a", "b", "c", "d"]
+    assert e["groups"] == [0, 1, 2, 2] and e["stonewall"] == [False, False, True, False]
+    # the section's own keys apply to every job, as fio's command-line options
+    assert [j["iodepth"] for j in e["jobs"]] == [2, 2, 2, 2]
+    assert [j["bs"] for j in e["jobs"]] == ["8k", "8k", "16k", "4k"]
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("[a]\ndirect=1\n[b]\nsize=1m\n", r"x\.fio \[b\]: direct=0 in a file of several jobs"),
+    ("[global]\ndirect=1\n[a]\nfilename=/dev/sda\n[b]\nfilename=/dev/sdb\n",
+     r"x\.fio: jobs on several devices \(sda, sdb\)"),
+    ("[global]\ndirect=1\n[a]\n[b]\nbs=3\n", r"x\.fio \[b\]: bs: must be a positive multiple"),
+])
+def test_several_jobs_mistakes_name_the_file_and_job(tmp_path, text, msg):
+    job = tmp_path / "x.fio"
+    job.write_text(text)
+    with pytest.raises(ConfigError, match=msg) as ex:
+        expand({"type": "fio", "jobfile": str(job)})
+    assert ex.value.key == "workload.jobfile"
+
+
+def test_the_several_jobs_example_of_the_readme(compose):
+    spec = validate(compose("workload=fio", "workload.jobfile=data/fio/oltp_then_backup.fio"))
+    c = spec.workload.config
+    assert spec.workload.type == "fio_jobs" and c.names == ("oltp-reads", "redo-writes", "backup")
+    assert c.groups == (0, 0, 1) and c.stonewall == (False, False, True)
+    assert c.jobs[1].rate_iops == ",200" and c.jobs[2].bs == "1m"

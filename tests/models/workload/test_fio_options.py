@@ -30,6 +30,47 @@ def test_rate_iops_caps_each_job_and_leaves_a_faster_device_idle():
     assert two["iops"] == pytest.approx(400, abs=4)
 
 
+@pytest.mark.parametrize("caps, read_iops, write_iops", [
+    ({"rate_iops": "100,50"}, 100, 50),
+    ({"rate_iops": "100"}, 100, 100),           # one value caps each direction (fio)
+    ({"rate": "400k,200k"}, 100, 50),           # bytes a second at bs=4k
+    ({"rate": "400k", "rate_iops": "1"}, 100, 100),   # rate wins over rate_iops (init.c)
+])
+def test_rate_caps_reads_and_writes_of_a_mixed_job_each(caps, read_iops, write_iops):
+    res, _ = _run(FioConfig(rw="randrw", iodepth=8, runtime_s=1.0, **caps))
+    assert res["read_iops"] == pytest.approx(read_iops, abs=1.5)
+    assert res["write_iops"] == pytest.approx(write_iops, abs=1.5)
+    # a 1000-IOPS device, mostly idle: a read waits at most for the write due with it
+    assert res["read_clat_mean_ms"] <= 2.0
+
+
+def test_a_write_cap_alone_gives_the_reads_the_rest_of_the_device():
+    # writes at 50/s; a drawn write that is not due is switched to a read (rate_ddir),
+    # so reads take what the device (1 ms per I/O, one at a time) has left
+    res, _ = _run(FioConfig(rw="randrw", iodepth=8, runtime_s=1.0, rate_iops=",50"))
+    assert res["write_iops"] == pytest.approx(50, abs=1.5)
+    assert res["read_iops"] + res["write_iops"] == pytest.approx(1000, rel=0.01)
+
+
+@pytest.mark.parametrize("bad", ["1,2,3,4", "fast", "-5", "10,x"])
+def test_a_bad_rate_names_the_option(bad):
+    with pytest.raises(ValueError, match="^rate_iops: expected read"):
+        FioConfig(rate_iops=bad)
+
+
+@pytest.mark.parametrize("minimum, error, runtime_s", [
+    ({"rate_iops_min": "2000"}, 5, 2.1),          # 1000 IOPS < 2000: EIO at the first cycle
+    ({"rate_min": "8m"}, 5, 2.1),                 # 3.9 MB/s < 8 MiB/s (bytes, fio's rate_min)
+    ({"rate_iops_min": "500,2000"}, 0, 2.3),      # the read minimum is met; no writes
+])
+def test_a_job_below_rate_min_ends_with_fios_error_after_the_settle(minimum, error, runtime_s):
+    # the device serves 1000 IOPS; fio checks after a 2 s settle, then every rate_cycle
+    res, _ = _run(FioConfig(rw="randread", iodepth=1, runtime_s=2.3, rate_cycle_ms=100,
+                            **minimum))
+    assert res["error"] == error
+    assert res["runtime_s"] == pytest.approx(runtime_s, abs=0.002)
+
+
 def test_thinktime_stalls_after_every_thinktime_blocks_completions():
     # 1 ms service + 4 ms think: 200 IOPS at QD1
     res, _ = _run(FioConfig(rw="randread", iodepth=1, thinktime_us=4000, runtime_s=1.0))

@@ -1,0 +1,174 @@
+"""fio with ``direct=0`` (``buffered=1``, fio's default): the job's I/O goes through a
+filesystem and the page cache (``models.fs``), as ``read(2)`` / ``write(2)`` of a
+file without ``O_DIRECT``.
+
+Modelled, with the options of ``models.workload.fio.FioConfig``:
+
+- Files: each of the ``numjobs`` jobs has its own file (fio's ``<jobname>.<job>.0``)
+  of ``offset`` + ``size`` bytes on the filesystem, laid out before the run and not
+  cached (fio lays the file out, then ``invalidate=1`` drops its pages); the job's
+  I/O goes to ``[offset, offset + size)`` of its file. A percentage size or offset is
+  of the filesystem's device.
+- Reads: ``pread`` through the page cache - a cached page is copied, a missing one
+  read from the device (with the kernel's sequential read-ahead); the page cache's
+  ``memory_bytes`` holds what it can, least recently used pages evicted first.
+- Writes: ``pwrite`` dirties pages (a partial page not cached is read first); the
+  kernel's writeback (``dirty_background_ratio``, ``dirty_expire_centisecs``,
+  throttling at ``dirty_ratio``) writes them, not the job.
+- ``fsync`` / ``fdatasync`` = N: after every N writes the job calls ``fsync(2)`` /
+  ``fdatasync(2)`` on its file (dirty pages written and waited for, the journal
+  committed if needed, the device cache flushed); their latencies are ``sync_lat_*``.
+- ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
+  ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
+  ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs``,
+  ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1``.
+- Latency (``clat``) is the time of the system call, as fio's sync engines measure it.
+
+Every engine runs the job one system call at a time (``iodepth`` 1): with buffered I/O
+Linux's ``libaio`` submits synchronously (fio's HOWTO: queued behaviour only with
+``direct=1``), and ``psync`` / ``sync`` are synchronous anyway. Not modelled:
+``io_uring``'s asynchronous buffered I/O (its io-wq workers), ``end_fsync``,
+``fsync_on_close``, ``invalidate=0``, ``pre_read``, ``fadvise_hint``, mmap.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..device.request import READ, WRITE
+from ..fs import Filesystem
+from ..metrics.latency import LatencyRecorder
+from ..sim import Simulator
+from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
+from .fio_random import BlockSampler, parse_distribution
+from .fio_stats import FioGroup
+
+_CHUNK = 4096   # draws per refill
+
+
+class _Draws:
+    """A job's (op, block) sequence: uniform or ``random_distribution`` blocks, or a
+    sequential stream that wraps at the end of the region; reads or writes by ``rw``."""
+
+    def __init__(self, cfg, n_blocks: int, rng: np.random.Generator) -> None:
+        self.cfg, self.n, self.rng = cfg, n_blocks, rng
+        self.random = cfg.rw.startswith("rand")
+        self.mixed = cfg.rw in ("randrw", "readwrite")
+        self.fixed = WRITE if cfg.rw in ("write", "randwrite") else READ
+        dist = parse_distribution(cfg.random_distribution)
+        self.sampler = BlockSampler(dist, n_blocks, rng) if dist.kind != "random" else None
+        self.seq = 0
+        self.pos = self.len = 0
+        self.blocks = self.reads = None
+
+    def next(self) -> tuple[int, int]:
+        if (self.random or self.mixed) and self.pos >= self.len:
+            if self.random:
+                self.blocks = (self.sampler.draw(_CHUNK) if self.sampler is not None
+                               else self.rng.integers(0, self.n, _CHUNK))
+            if self.mixed:
+                self.reads = self.rng.random(_CHUNK) * 100.0 < self.cfg.rwmixread
+            self.pos, self.len = 0, _CHUNK
+        i = self.pos
+        self.pos += 1
+        if self.random:
+            block = int(self.blocks[i])
+        else:
+            block, self.seq = self.seq, (self.seq + 1) % self.n
+        op = (READ if self.reads[i] else WRITE) if self.mixed else self.fixed
+        return op, block
+
+
+class FioBufferedJob(FioGroup):
+    """``numjobs`` buffered fio jobs on one filesystem (one simulated thread each)."""
+
+    def __init__(self, sim: Simulator, cfg, fs: Filesystem, rng: np.random.Generator,
+                 jobname: str = "fio") -> None:
+        if cfg.direct:
+            raise ValueError("direct: a buffered fio job is direct=0 (buffered=1)")
+        capacity = fs.queue.device.capacity_bytes
+        self.offset_bytes, self.size_bytes = cfg.region(capacity)
+        file_bytes = self.offset_bytes + self.size_bytes
+        if cfg.numjobs * file_bytes > capacity:
+            raise ValueError(f"size: numjobs x (offset + size) ({cfg.numjobs * file_bytes} "
+                             f"bytes) exceeds the filesystem's device {fs.queue.device.name!r} "
+                             f"({capacity} bytes)")
+        self.sim, self.cfg, self.fs, self.queue = sim, cfg, fs, fs.queue
+        self.files = [fs.create(f"{jobname}.{j}.0", file_bytes, "zero_fill")
+                      for j in range(cfg.numjobs)]
+        seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs)
+        self.rngs = [np.random.default_rng(s) for s in seeds]
+        self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
+        self.bytes_done = {READ: 0, WRITE: 0}
+        self.sync_lat = LatencyRecorder()
+        n_blocks = self.size_bytes // cfg.bs_bytes
+        limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else n_blocks) if x]
+        self.limit = min(limits) if limits else None
+        self.n_blocks = n_blocks
+        self.stopping = False
+        self.running = 0
+        self.started_ns = 0
+        self.measure_from_ns = 0
+        self.finished_ns: int | None = None
+        self._iostat_from: tuple | None = None
+        self._iostat: dict = {}
+
+    def start(self) -> None:
+        cfg = self.cfg
+        self.started_ns = self.sim.now_ns
+        self.measure_from_ns = self.started_ns + int(cfg.ramp_time_s * 1e9)
+        self._iostat_from = self.queue.snapshot()
+        self.sim.at(self.measure_from_ns, self._begin_measure)
+        self.sim.at(self.started_ns + int(cfg.runtime_s * 1e9), self._stop)
+        self.running = cfg.numjobs
+        for j, f in enumerate(self.files):
+            self.sim.spawn(self._job(j, f, _Draws(cfg, self.n_blocks, self.rngs[j])),
+                           f"fio.{j}")
+
+    def _job(self, j: int, f, draws: _Draws):
+        cfg, fs, sim = self.cfg, self.fs, self.sim
+        bs, start = cfg.bs_bytes, self.offset_bytes
+        rate = RateCap(cfg, sim.now_ns) if any(rate_ns_per_io(cfg)) else None
+        min_rate = MinRate(cfg, sim.now_ns) if any(min_bytes_per_s(cfg)) else None
+        think_ns = int(round(cfg.thinktime_us * 1000))
+        sync = fs.fsync if cfg.fsync else fs.fdatasync
+        writes = thought = issued = 0
+        while not self.stopping and (self.limit is None or issued < self.limit):
+            op, block = draws.next()
+            if rate is not None:
+                op, wait_ns = rate.choose(op, sim.now_ns)
+                if wait_ns > 0:
+                    yield wait_ns
+                    if self.stopping:
+                        break
+                rate.issued(op)
+            t0 = sim.now_ns
+            off = start + block * bs
+            yield (fs.pread(f, off, bs, issuer=j + 1) if op == READ
+                   else fs.pwrite(f, off, bs, issuer=j + 1))
+            issued += 1
+            if t0 >= self.measure_from_ns and not self.stopping:
+                self.lat[op].add(sim.now_ns - t0)
+                self.bytes_done[op] += bs
+            if min_rate is not None and min_rate.check(op, bs, sim.now_ns):
+                self.error = EIO            # fio: rate_min not met, the job exits
+                break
+            if op == WRITE and cfg.sync_every:
+                writes += 1
+                if writes >= cfg.sync_every:
+                    writes = 0
+                    t1 = sim.now_ns
+                    yield sync(f, issuer=j + 1)
+                    if t1 >= self.measure_from_ns and not self.stopping:
+                        self.sync_lat.add(sim.now_ns - t1)
+            if think_ns:
+                thought += 1
+                if thought >= cfg.thinktime_blocks:
+                    thought = 0
+                    yield think_ns
+        self.running -= 1
+        if self.running == 0:
+            self._stop()
+
+    def _begin_measure(self, _arg=None) -> None:
+        self._iostat_from = self.queue.snapshot()
+

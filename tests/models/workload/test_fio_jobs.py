@@ -1,0 +1,80 @@
+"""Several fio jobs of one job file on one device: jobs without a stonewall share the
+device at the same time; a stonewall job starts when those above it ended."""
+import numpy as np
+import pytest
+
+from models.block import BlockConfig, BlockQueue
+from models.device.request import READ, WRITE
+from models.sim import Simulator
+from models.workload.fio import FioConfig
+from models.workload.fio_jobs import FioJobs, FioJobsConfig
+from tests.models.fakes import FixedDevice
+
+MS = 1_000_000
+
+
+def _run(cfg):
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=MS, queue_depth=32)    # one command at a time
+    jobs = FioJobs(sim, cfg, BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
+                   np.random.default_rng(5))
+    jobs.start()
+    sim.run()
+    return jobs, dev
+
+
+def test_two_jobs_share_the_device_and_a_stonewall_job_runs_after_them():
+    cfg = FioJobsConfig(
+        jobs=(FioConfig(rw="randread", runtime_s=0.2), FioConfig(rw="randwrite", runtime_s=0.2),
+              FioConfig(rw="read", runtime_s=0.1)),
+        names=("r", "w", "after"), groups=(0, 0, 1), stonewall=(False, False, True))
+    jobs, dev = _run(cfg)
+    res = jobs.results()
+    # QD1 each on a FIFO device of 1 ms per command: they alternate, 500 IOPS each
+    assert res["job0.read_iops"] == pytest.approx(500, abs=5)
+    assert res["job1.write_iops"] == pytest.approx(500, abs=5)
+    first = [t for t, *_ in dev.served if t < 200 * MS]
+    assert len(first) == 200 and {op for _, op, *_ in dev.served[:200]} == {READ, WRITE}
+    # the stonewall job started once the first two had ended, at 200 ms; the device
+    # serves the read they left in flight first, then the sequential job alone
+    assert jobs.members[2].started_ns == 200 * MS
+    assert dev.served[200][:2] == (200 * MS, READ)
+    assert [off for _, _, off, _ in dev.served[201:]] == [i * 4096 for i in range(99)]
+    assert res["job2.read_iops"] == pytest.approx(980)       # 98 completed in its 100 ms
+    assert res["runtime_s"] == pytest.approx(0.3)
+    assert res["iops"] == pytest.approx((res["job0.iops"] * 0.2 + res["job1.iops"] * 0.2 + 98)
+                                        / 0.3)
+
+
+def test_a_later_jobs_ramp_counts_from_its_own_start():
+    cfg = FioJobsConfig(
+        jobs=(FioConfig(rw="read", runtime_s=0.1),
+              FioConfig(rw="read", runtime_s=0.1, ramp_time_s=0.04)),
+        names=("a", "b"), groups=(0, 1), stonewall=(False, True))
+    jobs, dev = _run(cfg)
+    res = jobs.results()
+    assert res["job1.runtime_s"] == pytest.approx(0.06)          # 140 .. 200 ms
+    assert res["job1.read_clat_count"] == pytest.approx(60, abs=1)
+
+
+def test_a_job_bounded_by_size_ends_its_phase_early():
+    cfg = FioJobsConfig(
+        jobs=(FioConfig(rw="read", size="40k", time_based=False, runtime_s=10),
+              FioConfig(rw="write", size="4k", offset="1m", time_based=False, runtime_s=10)),
+        names=("a", "b"), groups=(0, 1), stonewall=(False, True))
+    jobs, dev = _run(cfg)
+    assert [op for _, op, *_ in dev.served] == [READ] * 10 + [WRITE]
+    assert jobs.results()["runtime_s"] == pytest.approx(0.011)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"names": ("a",)}, "^names: one per job"),
+    ({"groups": (1, 0)}, "^groups: group ids start at 0"),
+    ({"jobs": (FioConfig(), FioConfig(direct=False))}, "^jobs: several jobs in one file run "
+                                                        "with direct=1 only"),
+])
+def test_a_malformed_job_list_names_the_field(kw, msg):
+    base = {"jobs": (FioConfig(), FioConfig()), "names": ("a", "b"), "groups": (0, 0),
+            "stonewall": (False, False)}
+    with pytest.raises(ValueError, match=msg):
+        FioJobsConfig(**{**base, **kw})
