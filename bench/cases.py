@@ -63,14 +63,14 @@ def make_raid10(sim):
 FIO_DEVICES = {"hdd": make_hdd, "ssd": make_ssd, "raid10": make_raid10}
 
 
-def fio_run(make_device, n_ios: int, fused: bool, seed: int = 1) -> Measure:
+def fio_run(make_device, n_ios: int, seed: int = 1) -> Measure:
     """fio randread 4 KB iodepth=32 over 8 GB through noop; ``n_ios`` I/Os."""
     sim = Simulator()
     dev = make_device(sim)
     blk = BlockQueue(sim, dev, BlockConfig(scheduler="noop", nr_requests=128))
     cfg = FioConfig(rw="randread", bs="4k", iodepth=32, size="8g", runtime_s=1e6,
                     number_ios=n_ios)
-    job = FioJob(sim, cfg, blk, np.random.default_rng(seed), fused=fused)
+    job = FioJob(sim, cfg, blk, np.random.default_rng(seed))
     reset_peak_rss()
     c0 = time.process_time()
     job.start()
@@ -79,11 +79,11 @@ def fio_run(make_device, n_ios: int, fused: bool, seed: int = 1) -> Measure:
     return Measure(sum(blk.counters.ios), sim.events_processed, cpu, peak_rss_bytes())
 
 
-def fio_case(device: str, n_ios: int, fused: bool, repeat: int = 3) -> Measure:
+def fio_case(device: str, n_ios: int, repeat: int = 3) -> Measure:
     """Best of ``repeat`` timed runs after a short warm-up (numba compile / cache load)."""
     make = FIO_DEVICES[device]
-    fio_run(make, 2_000, fused)
-    runs = [fio_run(make, n_ios, fused) for _ in range(repeat)]
+    fio_run(make, 2_000)
+    runs = [fio_run(make, n_ios) for _ in range(repeat)]
     return min(runs, key=lambda m: m.cpu_s)
 
 

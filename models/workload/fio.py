@@ -33,13 +33,6 @@ block device (buffered I/O goes through the page cache: the filesystem workloads
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
-Speed: where the job qualifies (one job, one I/O per submit, a noop or deadline
-elevator that never holds a request, an HDD or SSD with at least ``iodepth`` tags,
-none of think time, rate, fsync or a non-uniform distribution), completions are
-handed to a compiled loop that runs the very same events (``fio_fast``);
-``FioJob(..., fused=False)`` keeps every I/O on the Python event path. Results are
-identical either way.
-
 Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs`` or
 ``rate_iops``, ``thinktime_blocks_type=issue``, ``end_fsync``.
 """
@@ -138,8 +131,8 @@ class FioConfig:
         return bool(self.thinktime_us or self.rate_iops or self.sync_every)
 
     @property
-    def fusable(self) -> bool:
-        """The compiled closed loop runs the same events (``fio_fast``)."""
+    def plain(self) -> bool:
+        """Uniform random blocks, no pace: the job needs none of ``_PacedJob``'s steps."""
         return not self.paced and parse_distribution(self.random_distribution).kind == "random"
 
     @property
@@ -280,9 +273,7 @@ class _Job:
             fio.lat[bio.op].add(bio.done_ns - bio.submit_ns)
             fio.bytes_done[bio.op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
-            fused = fio.fused
-            if fused is None or not fused.advance(self):
-                self.refill()
+            self.refill()
         if self.in_flight == 0 and (fio.stopping or (self.limit is not None and self.issued >= self.limit)):
             fio.job_finished()
 
@@ -290,8 +281,7 @@ class _Job:
 class _PacedJob(_Job):
     """A job with think time, a rate cap, periodic syncs or a non-uniform
     ``random_distribution`` (``models.workload.fio_pace``, ``fio_random``): the same
-    loop, issuing at most what the pace allows now. It always runs on the event path
-    (the compiled loop mirrors ``_Job``'s own methods)."""
+    loop, issuing at most what the pace allows now."""
 
     def __init__(self, fio: "FioJob", index: int, rng: np.random.Generator) -> None:
         super().__init__(fio, index, rng)
@@ -333,7 +323,7 @@ class FioJob:
     """A group of ``numjobs`` jobs with the same options against one block queue."""
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
-                 rng: np.random.Generator, fused: bool = True) -> None:
+                 rng: np.random.Generator) -> None:
         self.offset_bytes, self.size_bytes = cfg.region(queue.device.capacity_bytes)
         end = self.offset_bytes + cfg.numjobs * self.size_bytes
         if end > queue.device.capacity_bytes:
@@ -349,19 +339,13 @@ class FioJob:
         self.measure_from_ns = int(cfg.ramp_time_s * 1e9)
         self.end_ns = int(cfg.runtime_s * 1e9)
         seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs) if hasattr(rng.bit_generator, "seed_seq") else None
-        job_cls = _Job if cfg.fusable else _PacedJob
+        job_cls = _Job if cfg.plain else _PacedJob
         self.jobs = [job_cls(self, j, np.random.default_rng(seeds[j]) if seeds else rng)
                      for j in range(cfg.numjobs)]
         self.started_ns = 0
         self.finished_ns: int | None = None
         self._iostat_from: tuple | None = None
-        # the compiled closed loop (models.workload.fio_fast) where the job qualifies;
-        # fused=False keeps every I/O on the event path
-        self.fused = None
         self.sync_lat = LatencyRecorder()      # fsync/fdatasync: drain + FLUSH
-        if fused and cfg.fusable:
-            from .fio_fast import FusedLoop
-            self.fused = FusedLoop(self)
 
     def start(self) -> None:
         self.running = len(self.jobs)

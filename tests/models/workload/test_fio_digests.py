@@ -9,7 +9,7 @@ in its commit.
 Recorded on the event path of 5c04cb9 (the commit that still had the fused loop,
 whose bit-identity tests these replace: the same configurations, HDD and SSD, noop
 and deadline, write cache on and off, ramps, reaping, ``run(until_ns)``, several
-drives in one simulation). ``python -m tests.models.workload.test_fio_digests``
+drives in one simulation). ``PYTHONPATH=. python -m tests.models.workload.test_fio_digests``
 prints the digests of the code in the tree."""
 from __future__ import annotations
 
