@@ -205,12 +205,13 @@ class _Job:
     def _draw(self) -> tuple[int, int]:
         """Next (op, block): uniform random blocks drawn in vectorised chunks, or the
         next block of a sequential stream (wrapping at the end of the region)."""
-        if (self.random or self.mixed) and self._pos >= self._n:
-            self._new_chunk()
         i = self._pos
-        self._pos += 1
+        if i >= self._n and (self.random or self.mixed):
+            self._new_chunk()
+            i = 0
+        self._pos = i + 1
         if self.random:
-            block = int(self._blocks[i])
+            block = self._blocks[i]
         else:
             block = self.next_block
             self.next_block = (block + 1) % self.n_blocks
@@ -218,11 +219,12 @@ class _Job:
         return op, block
 
     def _new_chunk(self) -> None:
-        """Draw the next chunk of random blocks (and read/write choices)."""
+        """Draw the next chunk of random blocks (and read/write choices), as Python
+        lists (one ``tolist`` per chunk: cheaper to index than numpy scalars)."""
         if self.random:
-            self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK)
+            self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK).tolist()
         if self.mixed:
-            self._reads = self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread
+            self._reads = (self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread).tolist()
         self._pos, self._n = 0, _CHUNK
 
     def refill(self) -> None:
@@ -270,8 +272,9 @@ class _Job:
         self.in_flight -= 1
         self.reaped += 1
         if bio.submit_ns >= fio.measure_from_ns:
-            fio.lat[bio.op].add(bio.done_ns - bio.submit_ns)
-            fio.bytes_done[bio.op] += bio.size_bytes
+            op = bio.op
+            fio.lat[op].samples.append(bio.done_ns - bio.submit_ns)   # LatencyRecorder.add
+            fio.bytes_done[op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
             self.refill()
         if self.in_flight == 0 and (fio.stopping or (self.limit is not None and self.issued >= self.limit)):
@@ -312,7 +315,7 @@ class _PacedJob(_Job):
     def _new_chunk(self) -> None:
         super()._new_chunk()
         if self.sampler is not None and self.random:
-            self._blocks = self.sampler.draw(self._n)
+            self._blocks = self.sampler.draw(self._n).tolist()
 
     def on_done(self, bio: IORequest) -> None:
         self.pace.completed()
