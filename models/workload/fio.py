@@ -235,6 +235,19 @@ class _Job:
         self.reaped = 0
         iodepth, batch, limit = self.iodepth, self.batch, self.limit
         submit, draw, start, bs = fio.queue.submit, self._draw, self.region_start, self.bs
+        if batch == 1:      # one bio per io_submit: no list, no plug
+            on_done, index = self.on_done, self.index
+            while self.in_flight < iodepth:
+                if limit is not None and self.issued >= limit:
+                    return
+                op, block = draw()
+                self.in_flight += 1
+                self.issued += 1
+                gate = submit(IORequest(op, start + block * bs, bs, on_done, True, False, index))
+                if gate is not None:
+                    self._wait(gate)
+                    return
+            return
         while self.in_flight < iodepth:
             room = iodepth - self.in_flight
             n = batch if batch < room else room
@@ -246,22 +259,22 @@ class _Job:
                     n = left
             if n < batch and room >= batch:
                 return
-            if n == 1:      # one bio per io_submit: no list, no plug
+            bios = []
+            for _ in range(n):
                 op, block = draw()
-                bios = IORequest(op, start + block * bs, bs, self.on_done, True, False, self.index)
-            else:
-                bios = []
-                for _ in range(n):
-                    op, block = draw()
-                    bios.append(IORequest(op, start + block * bs, bs, self.on_done, True, False,
-                                          self.index))
+                bios.append(IORequest(op, start + block * bs, bs, self.on_done, True, False,
+                                      self.index))
             self.in_flight += n
             self.issued += n
-            gate = submit(bios, n > 1)
+            gate = submit(bios[0] if n == 1 else bios, n > 1)
             if gate is not None:
-                self.blocked = True
-                gate.add_callback(self._unblocked)
+                self._wait(gate)
                 return
+
+    def _wait(self, gate) -> None:
+        """The block layer has no request free: sleep until the bios are queued."""
+        self.blocked = True
+        gate.add_callback(self._unblocked)
 
     def _unblocked(self, _value) -> None:
         self.blocked = False
