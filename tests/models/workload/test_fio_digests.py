@@ -9,7 +9,8 @@ in its commit.
 Recorded on the event path of 5c04cb9 (the commit that still had the fused loop,
 whose bit-identity tests these replace: the same configurations, HDD and SSD, noop
 and deadline, write cache on and off, ramps, reaping, ``run(until_ns)``, several
-drives in one simulation). ``PYTHONPATH=. python -m tests.models.workload.test_fio_digests``
+drives in one simulation); the RAID cases were recorded on the commit after it (the
+event path unchanged). ``PYTHONPATH=. python -m tests.models.workload.test_fio_digests``
 prints the digests of the code in the tree."""
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 
 from models.block import BlockConfig, BlockQueue
 from models.device.hdd import HDD, default_15k_sas
+from models.device.raid import RAID, RAIDConfig
 from models.device.request import READ, WRITE
 from models.device.ssd import SSD, SSDConfig
 from models.sim import Simulator
@@ -34,6 +36,9 @@ SMALL_SSD = dict(capacity_bytes=1 << 30, raw_capacity_bytes=(1 << 30) + (80 << 2
 def _drive(sim, name="sda", kind="hdd", **overrides):
     if kind == "ssd":
         return SSD(sim, name, SSDConfig(**{**SMALL_SSD, **overrides}))
+    if kind == "raid":
+        members = [HDD(sim, f"{name}{i}", default_15k_sas()) for i in range(overrides.pop("n"))]
+        return RAID(sim, name, RAIDConfig(**overrides), members)
     return HDD(sim, name, default_15k_sas(**overrides))
 
 
@@ -75,7 +80,11 @@ def state(sim, job, blk, dev) -> dict:
                 sorted((t, s, _request(a) if hasattr(a, "op") else None)
                        for t, s, _fn, a in sim._heap)),
     }
-    if isinstance(dev, HDD):
+    if isinstance(dev, RAID):
+        out["members"] = [(m.stats(), m.S.tobytes().hex()) for m in dev.members]
+        out["raid"] = (dev._outstanding, dev._last_end, dev._link_free, dev._cpu_free,
+                       dev._data_bytes, len(dev.lines.lines))
+    elif isinstance(dev, HDD):
         out["S"] = dev.S.tobytes().hex()
     else:
         out["i32"] = dev._i32.tobytes().hex()
@@ -180,6 +189,20 @@ CASES = {
                                              {"queue_depth": 4}, NOOP),
     "ssd_queue_depth_4": (FioConfig(iodepth=8, size="512m", runtime_s=0.01),
                           {"kind": "ssd", "queue_depth": 4}, NOOP),
+    # a RAID 1+0 of 6 drives, a 3-drive RAID 0 and a mirrored pair: split into stripe
+    # units, mirror choice, the controller's write-back cache and its destage
+    "raid10_randread_qd32": (FioConfig(rw="randread", iodepth=32, size="8g", runtime_s=100,
+                                       number_ios=3000), {"kind": "raid", "n": 6, "level": 10},
+                             NOOP),
+    "raid10_randrw_128k_qd8_write_back": (FioConfig(rw="randrw", bs="128k", iodepth=8,
+                                                    size="4g", runtime_s=0.15),
+                                          {"kind": "raid", "n": 6, "level": 10}, NOOP),
+    "raid0_read_96k_qd4": (FioConfig(rw="read", bs="96k", iodepth=4, size="1g", runtime_s=0.1),
+                           {"kind": "raid", "n": 3, "level": 0}, NOOP),
+    "raid1_randwrite_qd4_write_through": (FioConfig(rw="randwrite", iodepth=4, size="1g",
+                                                    runtime_s=0.1),
+                                          {"kind": "raid", "n": 2, "level": 1,
+                                           "write_back": False}, DEADLINE),
 }
 UNTIL_NS = {"randread_qd16_until_mid_run": 432_100_000}
 
@@ -214,6 +237,10 @@ DIGESTS = {
     'nr_requests_4_waits': 'b572b2f6bd58e688',
     'queue_depth_4_queues_in_the_elevator': '623f714d8ce7ce40',
     'ssd_queue_depth_4': '6a4e9e7702e6691d',
+    'raid10_randread_qd32': '0631b0a68650cea3',
+    'raid10_randrw_128k_qd8_write_back': '7dec6843ca13a35e',
+    'raid0_read_96k_qd4': '40683f905ea8c04e',
+    'raid1_randwrite_qd4_write_through': '7a018f6a7e9fff3f',
     'several_drives_with_a_sampler': '87c51a9d599d03d7',
 }
 
