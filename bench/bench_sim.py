@@ -13,7 +13,7 @@ these machines are shared, so wall time says little). One run, one process:
 
 Per case: host I/Os (requests completed by the host's block queues), CPU seconds,
 I/Os per CPU-second, events per host I/O (``Simulator.events_processed`` / host I/Os)
-and the peak RSS during the case; then the ratio of the fio HDD cases to the limit.
+and the peak RSS during the case; then the ratio of the fio HDD case to the limit.
 fio cases and the limit are the best of three timed runs after a warm-up; experiment
 cases run once. Prints a table, and one JSON line with ``--json``::
 
