@@ -3,9 +3,7 @@ these machines are shared, so wall time says little). One run, one process:
 
 - fio randread 4 KB ``iodepth=32`` over 8 GB, one job, through the ``noop`` block
   queue into the 15k SAS HDD (NCQ/SPTF), the X25-E SSD and a RAID 1+0 of 12 of those
-  HDDs (the default controller); each on the event path (``FioJob(..., fused=False)``,
-  what every experiment runs) and by default (the fused compiled loop of
-  ``models.workload.fio_fast`` where the job qualifies: the HDD and SSD cases);
+  HDDs (the default controller), on the one event path every experiment runs;
 - E5, ``experiment=myisam_nr_requests`` HDD with ``block.nr_requests=100000`` at full
   scale (120 s simulated; ``--quick`` runs it at ``--quick-scale``, said in the output);
 - E2, ``experiment=group_commit`` with ``engine=innodb_plugin_104`` and 30 connections
@@ -15,12 +13,12 @@ these machines are shared, so wall time says little). One run, one process:
 
 Per case: host I/Os (requests completed by the host's block queues), CPU seconds,
 I/Os per CPU-second, events per host I/O (``Simulator.events_processed`` / host I/Os)
-and the peak RSS during the case; then the ratio of the fio HDD cases to the limit.
+and the peak RSS during the case; then the ratio of the fio HDD case to the limit.
 fio cases and the limit are the best of three timed runs after a warm-up; experiment
 cases run once. Prints a table, and one JSON line with ``--json``::
 
     python -m bench.bench_sim [--quick] [--ios N] [--only hdd,e5,...] [--json]
-    python -m bench.bench_sim --profile [--event-path] [--ios N]   # cProfile, fio HDD
+    python -m bench.bench_sim --profile [--ios N]   # cProfile, fio HDD
 """
 from __future__ import annotations
 
@@ -66,9 +64,7 @@ def run_all(args) -> dict:
     for dev in ("hdd", "ssd", "raid10"):
         if dev not in only:
             continue
-        rows[f"fio {dev} event path"] = cases.fio_case(dev, args.ios, fused=False)
-        if dev != "raid10":   # the fused loop takes single HDDs and SSDs only
-            rows[f"fio {dev} default"] = cases.fio_case(dev, args.ios, fused=True)
+        rows[f"fio {dev}"] = cases.fio_case(dev, args.ios)
     if "e5" in only:
         over = ["block.nr_requests=100000"]
         if args.quick:
@@ -96,11 +92,10 @@ def report(rows: dict, args) -> dict:
                               "peak_rss_bytes": m.peak_rss_bytes, "note": m.note}
     bare = rows.get("bare compiled HDD loop")
     if bare is not None:
-        for name in ("fio hdd event path", "fio hdd default"):
-            if name in rows:
-                r = rows[name].ios_per_cpu_s / bare.ios_per_cpu_s
-                out[f"{name} / bare"] = round(r, 4)
-                print(f"{name} / bare loop: {r:.3f}x")
+        if "fio hdd" in rows:
+            r = rows["fio hdd"].ios_per_cpu_s / bare.ios_per_cpu_s
+            out["fio hdd / bare"] = round(r, 4)
+            print(f"fio hdd / bare loop: {r:.3f}x")
     if args.quick and "E5 hdd nr_requests=100000" in rows:
         print(f"--quick: E5 ran at run.scale={args.quick_scale}, not at full scale")
     return out
@@ -114,16 +109,13 @@ def main() -> None:
     ap.add_argument("--only", default="", help=f"comma-separated subset of {','.join(CASES)}")
     ap.add_argument("--json", action="store_true", help="also print one JSON line")
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--event-path", action="store_true",
-                    help="with --profile: profile the Python event path (fused=False)")
     args = ap.parse_args()
     selected(args.only)    # check before any case runs
     if args.profile:
-        fused = not args.event_path
-        cases.fio_run(cases.make_hdd, 2_000, fused)
+        cases.fio_run(cases.make_hdd, 2_000)
         prof = cProfile.Profile()
         prof.enable()
-        cases.fio_run(cases.make_hdd, args.ios, fused)
+        cases.fio_run(cases.make_hdd, args.ios)
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(20)
         return

@@ -5,7 +5,8 @@ Each case returns a ``Measure``: host I/Os (requests completed by the block queu
 host sees; for fio on a RAID that is the array's queue, not its members), simulated
 events, CPU seconds (``time.process_time``: the machines are shared, wall time is not
 a measure of the simulator) and the process's peak RSS during the case (VmHWM, reset
-before the case where Linux allows it).
+before the case where Linux allows it). Every case runs with the cyclic garbage
+collector paused, as ``pipeline.worker`` runs every simulation (``gc_paused``).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
 import pipeline
 from pipeline.job import peak_rss_bytes, reset_peak_rss
+from pipeline.worker import gc_paused
 
 # the checkout whose models/ and conf/ run (bench/ may be run against another one)
 ROOT = Path(pipeline.__file__).resolve().parents[1]
@@ -63,27 +65,28 @@ def make_raid10(sim):
 FIO_DEVICES = {"hdd": make_hdd, "ssd": make_ssd, "raid10": make_raid10}
 
 
-def fio_run(make_device, n_ios: int, fused: bool, seed: int = 1) -> Measure:
+def fio_run(make_device, n_ios: int, seed: int = 1) -> Measure:
     """fio randread 4 KB iodepth=32 over 8 GB through noop; ``n_ios`` I/Os."""
     sim = Simulator()
     dev = make_device(sim)
     blk = BlockQueue(sim, dev, BlockConfig(scheduler="noop", nr_requests=128))
     cfg = FioConfig(rw="randread", bs="4k", iodepth=32, size="8g", runtime_s=1e6,
                     number_ios=n_ios)
-    job = FioJob(sim, cfg, blk, np.random.default_rng(seed), fused=fused)
+    job = FioJob(sim, cfg, blk, np.random.default_rng(seed))
     reset_peak_rss()
-    c0 = time.process_time()
-    job.start()
-    sim.run()
-    cpu = time.process_time() - c0
+    with gc_paused():
+        c0 = time.process_time()
+        job.start()
+        sim.run()
+        cpu = time.process_time() - c0
     return Measure(sum(blk.counters.ios), sim.events_processed, cpu, peak_rss_bytes())
 
 
-def fio_case(device: str, n_ios: int, fused: bool, repeat: int = 3) -> Measure:
+def fio_case(device: str, n_ios: int, repeat: int = 3) -> Measure:
     """Best of ``repeat`` timed runs after a short warm-up (numba compile / cache load)."""
     make = FIO_DEVICES[device]
-    fio_run(make, 2_000, fused)
-    runs = [fio_run(make, n_ios, fused) for _ in range(repeat)]
+    fio_run(make, 2_000)
+    runs = [fio_run(make, n_ios) for _ in range(repeat)]
     return min(runs, key=lambda m: m.cpu_s)
 
 
@@ -112,12 +115,13 @@ def experiment_case(experiment: str, overrides: list[str]) -> Measure:
 
     spec = compose_spec(experiment, overrides)
     reset_peak_rss()
-    c0 = time.process_time()
-    stack = build(spec)
-    stack.workload.start()
-    until = int(spec.run.duration_s * 1e9) if spec.run.duration_s > 0 else None
-    stack.sim.run(until_ns=until)
-    cpu = time.process_time() - c0
+    with gc_paused():
+        c0 = time.process_time()
+        stack = build(spec)
+        stack.workload.start()
+        until = int(spec.run.duration_s * 1e9) if spec.run.duration_s > 0 else None
+        stack.sim.run(until_ns=until)
+        cpu = time.process_time() - c0
     ios = sum(sum(q.counters.ios) for q in stack.queues.values())
     return Measure(ios, stack.sim.events_processed, cpu, peak_rss_bytes(),
                    note=f"run.scale={spec.run.scale:g}")

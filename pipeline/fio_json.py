@@ -116,19 +116,11 @@ def latency_buckets(ns: np.ndarray) -> dict:
     return out
 
 
-def iodepth_level(depth_ios: list[int], total: int, iodepth: int, complete_min: int = 1) -> dict:
-    """fio's ``iodepth_level``: the share of I/Os submitted with 1, 2-3, 4-7, ... in
-    flight. Of ``total`` completed I/Os, those not seen at their submission (the
-    compiled loop's: one I/O a submit, refilled after every ``complete_min``
-    completions, so at depths iodepth - complete_min + 1 .. iodepth in turn) are
-    spread over those depths."""
-    by_depth = list(depth_ios) + [0] * max(0, iodepth + 1 - len(depth_ios))
-    unseen = max(0, total - sum(by_depth))
-    c = max(1, min(complete_min, iodepth))
-    for k in range(c):
-        by_depth[iodepth - k] += unseen // c + (1 if k < unseen % c else 0)
+def iodepth_level(depth_ios: list[int]) -> dict:
+    """fio's ``iodepth_level``: the share of submitted I/Os that went out with 1, 2-3,
+    4-7, ... I/Os in flight (``depth_ios[d]``: the I/Os submitted at depth ``d``)."""
     counts = np.zeros(len(_DEPTHS), dtype=np.int64)
-    for d, n in enumerate(by_depth):
+    for d, n in enumerate(depth_ios):
         if n:
             counts[min(max(d, 1).bit_length() - 1, 6)] += n
     return dict(zip(_DEPTHS, _shares(counts, int(counts.sum()), 0.1)))
@@ -184,9 +176,7 @@ def job_entry(job, jobname: str, options: dict, groupid: int = 0, start_ms: int 
     entry["read"]["iops"] = res["read_iops"]
     entry["write"]["iops"] = res["write_iops"]
     both = np.concatenate([lat[READ], lat[WRITE]])
-    iodepth = 1 if not cfg.direct or cfg.ioengine in ("psync", "sync") else cfg.iodepth
-    entry["iodepth_level"] = iodepth_level(depth_counts(job), int(both.size), iodepth,
-                                           1 if iodepth == 1 else cfg.iodepth_batch_complete_min)
+    entry["iodepth_level"] = iodepth_level(depth_counts(job))
     entry.update(latency_buckets(both))
     return entry
 

@@ -103,7 +103,9 @@ class BlockQueue:
                     # nothing queued (so no merge candidate: the hashes only hold queued
                     # requests) and a free device tag: the new request is dispatched
                     # at once, as _place + _run_queue would dispatch it
-                    self.device.submit(sched.pass_through(self._new_request(bios), now))
+                    req = self._new_request(bios)
+                    self.device.submit(req if sched.passes_unchanged
+                                       else sched.pass_through(req, now))
                     return None
                 if self._place(bios, None):
                     self._run_queue()

@@ -19,6 +19,7 @@ def merge_key(op: int, offset_bytes: int) -> int:
 class Scheduler:
     name = "base"
     front_merges = False
+    passes_unchanged = False   # pass_through moves none of the policy's state
 
     def __init__(self) -> None:
         self.by_end: dict[int, IORequest] = {}     # merge_key(op, end) -> request

@@ -274,6 +274,9 @@ class RAID(Device):
             return [(0, start, end - start)]
         stripe = self.cfg.stripe_size_bytes
         width = self._width
+        chunk, within = divmod(start, stripe)
+        if end - start <= stripe - within:      # within one stripe unit: one piece
+            return [(chunk % width, (chunk // width) * stripe + within, end - start)]
         pieces: list[list[int]] = []
         last: dict[int, int] = {}
         off = start
@@ -321,6 +324,9 @@ class RAID(Device):
         if len(group) == 1:
             return group[0]
         out, last = self._outstanding, self._last_end
+        if len(group) == 2:     # the min below, written out for a mirrored pair
+            a, b = group
+            return a if (out[a], abs(last[a] - moff)) <= (out[b], abs(last[b] - moff)) else b
         return min(group, key=lambda i: (out[i], abs(last[i] - moff)))
 
     def _write_through(self, req: IORequest) -> None:

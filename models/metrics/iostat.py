@@ -68,7 +68,12 @@ class IostatCounters:
 
     def start(self, now_ns: int) -> None:
         """A request was allocated (it now counts as in flight)."""
-        self._advance(now_ns)
+        # _advance, inline: this and ``done`` run once per request
+        dt = now_ns - self.last_ns
+        if dt and self.in_flight:
+            self.io_ticks_ns += dt
+            self.time_in_queue_ns += dt * self.in_flight
+        self.last_ns = now_ns
         self.in_flight += 1
 
     def absorbed(self, now_ns: int) -> None:
@@ -80,7 +85,11 @@ class IostatCounters:
         self.merges[op] += 1
 
     def done(self, op: int, size_bytes: int, start_ns: int, now_ns: int) -> None:
-        self._advance(now_ns)
+        dt = now_ns - self.last_ns     # _advance, inline
+        if dt and self.in_flight:
+            self.io_ticks_ns += dt
+            self.time_in_queue_ns += dt * self.in_flight
+        self.last_ns = now_ns
         self.in_flight -= 1
         self.ios[op] += 1
         self.sectors[op] += size_bytes // SECTOR_BYTES

@@ -116,45 +116,6 @@ class Simulator:
         """``stop()`` was called during the ``run`` in progress."""
         return self._stopped
 
-    # -- for compiled fast paths (``models/workload/fio_fast.py``) ----------------------
-    # A fast path takes a device's pending callbacks off the heap, advances the model
-    # itself in compiled code (handing out insertion numbers as ``at`` would), and puts
-    # the callbacks it leaves pending back with their numbers, so the order of events
-    # is exactly the one the event path would have produced.
-    def entries(self) -> list:
-        """The pending ``(time_ns, seq, fn, arg)`` entries, in heap order. Read-only."""
-        return self._heap
-
-    def remove(self, entries: list) -> None:
-        """Take these entries (objects of ``entries()``) off the heap."""
-        heap = self._heap
-        heap[:] = [e for e in heap if not any(e is x for x in entries)]   # in place: run holds it
-        heapq.heapify(heap)
-
-    def restore(self, time_ns: int, seq: int, fn: Callable[[Any], None], arg: Any) -> None:
-        """Put back an entry with the insertion number it was given (``<= seq``)."""
-        if seq > self._seq:
-            raise SimulationError(f"insertion number {seq} not handed out yet ({self._seq})")
-        heapq.heappush(self._heap, (time_ns, seq, fn, arg))
-
-    def next_key(self) -> tuple[int, int] | None:
-        """``(time_ns, seq)`` of the next entry to run, None when nothing is pending."""
-        return (self._heap[0][0], self._heap[0][1]) if self._heap else None
-
-    @property
-    def seq(self) -> int:
-        """The last insertion number handed out."""
-        return self._seq
-
-    def advance(self, now_ns: int, seq: int, events: int) -> None:
-        """A fast path ran ``events`` events up to ``now_ns`` and handed out insertion
-        numbers up to ``seq``."""
-        if now_ns < self.now_ns or seq < self._seq:
-            raise SimulationError("a fast path moved the clock or the insertion numbers back")
-        self.now_ns = now_ns
-        self._seq = seq
-        self.events_processed += events
-
 
 class Event:
     """Something a process can wait for; fires once with a value.

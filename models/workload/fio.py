@@ -34,13 +34,6 @@ block device (``direct=0``, through a filesystem and the page cache, is
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
-Speed: where the job qualifies (one job, one I/O per submit, a noop or deadline
-elevator that never holds a request, an HDD or SSD with at least ``iodepth`` tags,
-none of think time, rate, fsync or a non-uniform distribution), completions are
-handed to a compiled loop that runs the very same events (``fio_fast``);
-``FioJob(..., fused=False)`` keeps every I/O on the Python event path. Results are
-identical either way.
-
 Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs``,
 ``thinktime_blocks_type=issue``, ``end_fsync``.
 """
@@ -145,8 +138,8 @@ class FioConfig:
                     or any(min_bytes_per_s(self)))
 
     @property
-    def fusable(self) -> bool:
-        """The compiled closed loop runs the same events (``fio_fast``)."""
+    def plain(self) -> bool:
+        """Uniform random blocks, no pace: the job needs none of ``_PacedJob``'s steps."""
         return not self.paced and parse_distribution(self.random_distribution).kind == "random"
 
     @property
@@ -220,12 +213,13 @@ class _Job:
     def _draw(self) -> tuple[int, int]:
         """Next (op, block): uniform random blocks drawn in vectorised chunks, or the
         next block of a sequential stream (wrapping at the end of the region)."""
-        if (self.random or self.mixed) and self._pos >= self._n:
-            self._new_chunk()
         i = self._pos
-        self._pos += 1
+        if i >= self._n and (self.random or self.mixed):
+            self._new_chunk()
+            i = 0
+        self._pos = i + 1
         if self.random:
-            block = int(self._blocks[i])
+            block = self._blocks[i]
         else:
             block = self.next_block
             self.next_block = (block + 1) % self.n_blocks
@@ -233,11 +227,12 @@ class _Job:
         return op, block
 
     def _new_chunk(self) -> None:
-        """Draw the next chunk of random blocks (and read/write choices)."""
+        """Draw the next chunk of random blocks (and read/write choices), as Python
+        lists (one ``tolist`` per chunk: cheaper to index than numpy scalars)."""
         if self.random:
-            self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK)
+            self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK).tolist()
         if self.mixed:
-            self._reads = self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread
+            self._reads = (self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread).tolist()
         self._pos, self._n = 0, _CHUNK
 
     def refill(self) -> None:
@@ -248,6 +243,20 @@ class _Job:
         self.reaped = 0
         iodepth, batch, limit = self.iodepth, self.batch, self.limit
         submit, draw, start, bs = fio.queue.submit, self._draw, self.region_start, self.bs
+        if batch == 1:      # one bio per io_submit: no list, no plug
+            on_done, index, depth_ios = self.on_done, self.index, self.depth_ios
+            while self.in_flight < iodepth:
+                if limit is not None and self.issued >= limit:
+                    return
+                op, block = draw()
+                self.in_flight += 1
+                self.issued += 1
+                depth_ios[self.in_flight] += 1
+                gate = submit(IORequest(op, start + block * bs, bs, on_done, True, False, index))
+                if gate is not None:
+                    self._wait(gate)
+                    return
+            return
         while self.in_flight < iodepth:
             room = iodepth - self.in_flight
             n = batch if batch < room else room
@@ -259,23 +268,23 @@ class _Job:
                     n = left
             if n < batch and room >= batch:
                 return
-            if n == 1:      # one bio per io_submit: no list, no plug
+            bios = []
+            for _ in range(n):
                 op, block = draw()
-                bios = IORequest(op, start + block * bs, bs, self.on_done, True, False, self.index)
-            else:
-                bios = []
-                for _ in range(n):
-                    op, block = draw()
-                    bios.append(IORequest(op, start + block * bs, bs, self.on_done, True, False,
-                                          self.index))
+                bios.append(IORequest(op, start + block * bs, bs, self.on_done, True, False,
+                                      self.index))
             self.in_flight += n
             self.issued += n
             self.depth_ios[self.in_flight] += n
-            gate = submit(bios, n > 1)
+            gate = submit(bios[0] if n == 1 else bios, n > 1)
             if gate is not None:
-                self.blocked = True
-                gate.add_callback(self._unblocked)
+                self._wait(gate)
                 return
+
+    def _wait(self, gate) -> None:
+        """The block layer has no request free: sleep until the bios are queued."""
+        self.blocked = True
+        gate.add_callback(self._unblocked)
 
     def _unblocked(self, _value) -> None:
         self.blocked = False
@@ -286,12 +295,11 @@ class _Job:
         self.in_flight -= 1
         self.reaped += 1
         if bio.submit_ns >= fio.measure_from_ns:
-            fio.lat[bio.op].add(bio.done_ns - bio.submit_ns)
-            fio.bytes_done[bio.op] += bio.size_bytes
+            op = bio.op
+            fio.lat[op].samples.append(bio.done_ns - bio.submit_ns)   # LatencyRecorder.add
+            fio.bytes_done[op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
-            fused = fio.fused
-            if fused is None or not fused.advance(self):
-                self.refill()
+            self.refill()
         if self.in_flight == 0 and (fio.stopping or (self.limit is not None and self.issued >= self.limit)):
             fio.job_finished()
 
@@ -299,8 +307,7 @@ class _Job:
 class _PacedJob(_Job):
     """A job with think time, a rate cap, periodic syncs or a non-uniform
     ``random_distribution`` (``models.workload.fio_pace``, ``fio_random``): the same
-    loop, issuing at most what the pace allows now. It always runs on the event path
-    (the compiled loop mirrors ``_Job``'s own methods)."""
+    loop, issuing at most what the pace allows now."""
 
     def __init__(self, fio: "FioJob", index: int, rng: np.random.Generator) -> None:
         super().__init__(fio, index, rng)
@@ -329,7 +336,7 @@ class _PacedJob(_Job):
     def _new_chunk(self) -> None:
         super()._new_chunk()
         if self.sampler is not None and self.random:
-            self._blocks = self.sampler.draw(self._n)
+            self._blocks = self.sampler.draw(self._n).tolist()
 
     def on_done(self, bio: IORequest) -> None:
         self.pace.completed(bio)
@@ -340,7 +347,7 @@ class FioJob(FioGroup):
     """A group of ``numjobs`` jobs with the same options against one block queue."""
 
     def __init__(self, sim: Simulator, cfg: FioConfig, queue: BlockQueue,
-                 rng: np.random.Generator, fused: bool = True) -> None:
+                 rng: np.random.Generator) -> None:
         if not cfg.direct:
             raise ValueError("direct: the block-device fio job is direct=1 (buffered=0); "
                              "direct=0 runs on a filesystem (models.workload.fio_buffered)")
@@ -359,19 +366,13 @@ class FioJob(FioGroup):
         self.measure_from_ns = int(cfg.ramp_time_s * 1e9)
         self.end_ns = int(cfg.runtime_s * 1e9)
         seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs) if hasattr(rng.bit_generator, "seed_seq") else None
-        job_cls = _Job if cfg.fusable else _PacedJob
+        job_cls = _Job if cfg.plain else _PacedJob
         self.jobs = [job_cls(self, j, np.random.default_rng(seeds[j]) if seeds else rng)
                      for j in range(cfg.numjobs)]
         self.started_ns = 0
         self.finished_ns: int | None = None
         self._iostat_from: tuple | None = None
-        # the compiled closed loop (models.workload.fio_fast) where the job qualifies;
-        # fused=False keeps every I/O on the event path
-        self.fused = None
         self.sync_lat = LatencyRecorder()      # fsync/fdatasync: drain + FLUSH
-        if fused and cfg.fusable:
-            from .fio_fast import FusedLoop
-            self.fused = FusedLoop(self)
 
     def start(self) -> None:
         self.running = len(self.jobs)

@@ -57,7 +57,7 @@ class _Member(FioJob):
     """A job of the file: its end is reported to the file's runner, not the run's."""
 
     def __init__(self, runner: "FioJobs", index: int, *args) -> None:
-        super().__init__(*args, fused=False)    # the queue is shared: the event path
+        super().__init__(*args)
         self.runner = runner
         self.index = index
 

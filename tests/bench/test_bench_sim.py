@@ -16,7 +16,7 @@ from models.workload.fio import FioConfig, FioJob
 
 
 def test_fio_event_path_counts_one_host_io_and_one_completion_event_per_read():
-    m = cases.fio_run(cases.make_hdd, 500, fused=False)
+    m = cases.fio_run(cases.make_hdd, 500)
     assert m.host_ios == 500
     assert 500 <= m.events <= 502        # + fio's own start-of-measurement event
     assert m.cpu_s > 0 and m.peak_rss_bytes > 0
@@ -32,7 +32,7 @@ def test_bare_loop_runs_the_drive_kernels_at_the_event_paths_simulated_rate():
     sim = Simulator()
     blk = BlockQueue(sim, HDD(sim, "sda", default_15k_sas()), BlockConfig(scheduler="noop"))
     job = FioJob(sim, FioConfig(rw="randread", bs="4k", iodepth=32, size="8g", runtime_s=1e6,
-                                number_ios=n), blk, np.random.default_rng(1), fused=False)
+                                number_ios=n), blk, np.random.default_rng(1))
     job.start()
     sim.run()
     event_iops = n / (sim.now_ns / 1e9)

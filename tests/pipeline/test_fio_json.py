@@ -89,11 +89,7 @@ def test_iodepth_level_buckets_depths_as_fio():
     # depth 1: 10 I/Os, 3: 20 (bucket "2"), 5: 30 ("4"), 64: 40 (">=64")
     counts = [0] * 65
     counts[1], counts[3], counts[5], counts[64] = 10, 20, 30, 40
-    lv = iodepth_level(counts, 100, 64)
+    lv = iodepth_level(counts)
     assert lv == {"1": 10.0, "2": 20.0, "4": 30.0, "8": 0.0, "16": 0.0, "32": 0.0,
                   ">=64": 40.0}
-    # completions not seen at submission (the compiled loop) count at the depths its
-    # refills submit at: iodepth with complete_min 1; 3 and 4 in turn with 2 at QD4
-    assert iodepth_level([0, 0, 0, 0, 50], 100, 4)["4"] == 100.0
-    assert iodepth_level([0, 0, 0, 0, 0], 100, 4, 2) == {
-        "1": 0.0, "2": 50.0, "4": 50.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0}
+    assert iodepth_level([0, 0, 0, 0, 50])["4"] == 100.0

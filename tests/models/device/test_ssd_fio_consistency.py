@@ -19,13 +19,12 @@ from models.workload.fio import FioConfig, FioJob
 SMALL = dict(capacity_bytes=1 << 30, raw_capacity_bytes=(1 << 30) + (80 << 20))
 
 
-def _fio(rw, bs, iodepth, runtime_s=0.2, fused=True, **dev):
+def _fio(rw, bs, iodepth, runtime_s=0.2, **dev):
     sim = Simulator()
     drive = SSD(sim, "sda", SSDConfig(**{**SMALL, **dev}))
     blk = BlockQueue(sim, drive, BlockConfig(scheduler="deadline"))
     job = FioJob(sim, FioConfig(rw=rw, bs=bs, iodepth=iodepth, size="512m",
-                                runtime_s=runtime_s), blk, np.random.default_rng(1),
-                 fused=fused)
+                                runtime_s=runtime_s), blk, np.random.default_rng(1))
     job.start()
     sim.run()
     return job.results(), job.iostat(), drive.stats(), sim.now_ns

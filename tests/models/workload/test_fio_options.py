@@ -154,11 +154,11 @@ def test_bad_distributions_name_the_option(value):
         FioConfig(random_distribution=value)
 
 
-def test_paced_jobs_take_the_event_path_and_uniform_ones_keep_the_compiled_loop():
-    assert FioConfig().fusable
+def test_paced_or_skewed_jobs_take_the_paced_job_and_uniform_ones_the_plain_one():
+    assert FioConfig().plain
     for kw in ({"rate_iops": 1}, {"thinktime_us": 1}, {"fsync": 1},
                {"random_distribution": "zipf:1.1"}):
-        assert not FioConfig(**kw).fusable, kw
+        assert not FioConfig(**kw).plain, kw
 
 
 def test_size_and_offset_as_a_percentage_of_the_device():
