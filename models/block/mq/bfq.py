@@ -1,0 +1,98 @@
+"""bfq (simplified): budget-based proportional share among processes
+(``block/bfq-iosched.c``, Linux 4.12+).
+
+Modelled: every submitting thread (``IORequest.issuer``) has its own queue of sync
+requests (reads, O_DIRECT and fsync-driven writes); async (writeback) writes share
+one queue. One queue is *in service* at a time and is served in sector order
+(continuing after the last dispatched request, wrapping to the lowest) until it has
+received its budget - ``max_budget_sectors`` (sysfs ``max_budget``, 16384 sectors =
+8 MB) - or ``timeout_sync_ms`` (125 ms) has passed since it started, or it has
+nothing queued. Then the busy queue with the smallest virtual start time goes next,
+and the expired queue's virtual time advances by the service it received: with
+equal weights every process gets the same share of bytes, whatever its request
+size or queue depth (a start-time fair queueing reading of bfq's B-WF2Q+). A queue
+that was idle restarts at the smallest virtual time among the busy ones, so idling
+earns no credit. Requests of different queues are never merged.
+
+Deliberately not modelled: idling on an emptied sync queue (``slice_idle``, 8 ms),
+weights and ``ioprio`` / cgroups (every queue weighs the same), budget feedback and
+the auto-tuned ``max_budget`` (0) from the peak rate, weight raising of interactive
+and soft-real-time queues (``low_latency``), the FIFO expiry within a queue
+(``fifo_expire_sync`` / ``_async``), back-seek rules, queue merging of cooperating
+processes, the async charge factor, injection of other queues' I/O while idling.
+"""
+from __future__ import annotations
+
+from ...device.request import READ, IORequest
+from ..config import BlockConfig
+from ..scheduler import Scheduler
+from ..sorted_queue import SortedQueue
+
+ASYNC = ("async",)
+
+
+class BFQ(Scheduler):
+    name = "bfq"
+    front_merges = True
+
+    def __init__(self, cfg: BlockConfig) -> None:
+        super().__init__()
+        self.max_budget_bytes = cfg.max_budget_sectors * 512
+        self.timeout_ns = int(cfg.timeout_sync_ms * 1e6)
+        self.queues: dict[tuple, SortedQueue] = {}
+        self.vstart: dict[tuple, int] = {}     # virtual start time (bytes of service)
+        self.active: tuple | None = None
+        self.served_bytes = 0
+        self.active_until_ns = 0
+        self.last_key: int | None = None
+        self.expirations = 0
+
+    @staticmethod
+    def _qkey(req: IORequest) -> tuple:
+        return ("sync", req.issuer) if (req.sync or req.op == READ) else ASYNC
+
+    def allow_merge(self, req: IORequest, bio: IORequest) -> bool:
+        return self._qkey(req) == self._qkey(bio)
+
+    def _add(self, req: IORequest, now_ns: int) -> None:
+        key = self._qkey(req)
+        q = self.queues.get(key)
+        if q is None:
+            q = self.queues[key] = SortedQueue()
+        if not len(q) and key != self.active:
+            # (re)activated: no credit for the time it was idle
+            self.vstart[key] = max(self.vstart.get(key, 0), self._vtime())
+        q.add(req)
+
+    def _vtime(self) -> int:
+        busy = [self.vstart[k] for k, q in self.queues.items() if len(q)]
+        if self.active is not None:
+            busy.append(self.vstart[self.active])
+        return min(busy) if busy else 0
+
+    def _remove(self, req: IORequest) -> None:
+        self.queues[self._qkey(req)].remove(req)
+
+    def _select(self, now_ns: int) -> tuple:
+        act = self.active
+        if (act is not None and len(self.queues[act]) and self.served_bytes < self.max_budget_bytes
+                and now_ns < self.active_until_ns):
+            return act
+        if act is not None:            # expire: charge the service it received
+            self.vstart[act] += self.served_bytes
+            self.expirations += 1
+        busy = [k for k, q in self.queues.items() if len(q)]
+        key = min(busy, key=lambda k: self.vstart[k])   # ties: the queue seen first
+        self.active = key
+        self.served_bytes = 0
+        self.active_until_ns = now_ns + self.timeout_ns
+        self.last_key = None
+        return key
+
+    def _pop(self, now_ns: int) -> IORequest:
+        key = self._select(now_ns)
+        q = self.queues[key]
+        req = q.next_after(self.last_key) or q.oldest()
+        self.last_key = q.remove(req)
+        self.served_bytes += req.size_bytes
+        return req
