@@ -1,7 +1,8 @@
 """Build the simulated stack of one run from its ``RunSpec``, run it, collect metrics.
 
 The stack, bottom up: devices (members before the arrays that use them); one Linux
-block queue (``models.block.BlockQueue``) on every top-level device - a device that
+block queue (``models.block.make_queue``: the legacy ``BlockQueue`` or blk-mq's
+``MQQueue``, by ``block.scheduler`` as the ``kernel`` resolved it) on every top-level device - a device that
 is no RAID member, i.e. what the host sees as ``/dev/<name>`` - with the ``block``
 settings or the device's own ``queue`` overrides; a filesystem
 (``models.fs.Filesystem``, the ``fs`` section or ``device.<name>.fs``) on every
@@ -39,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from models.block import BlockQueue
+from models.block import make_queue
 from models.fs import Filesystem, PageCache
 from models.sim import Simulator
 
@@ -95,7 +96,8 @@ def build(spec: RunSpec) -> Stack:
         if d.queue is None:
             continue
         try:
-            queues[d.name] = BlockQueue(sim, devices[d.name], d.queue, name=d.name)
+            queues[d.name] = make_queue(sim, devices[d.name], d.queue, name=d.name,
+                                        nr_cpus=spec.cpu.cores if spec.cpu is not None else 1)
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}.queue", ex) from None
     filesystems: dict = {}

@@ -29,5 +29,5 @@ def make_queue(sim, device, cfg: BlockConfig, name: str | None = None, nr_cpus: 
     return BlockQueue(sim, device, cfg, name=name)
 
 
-__all__ = ["BlockQueue", "BlockConfig", "MQQueue", "SCHEDULERS", "LEGACY_SCHEDULERS",
+__all__ = ["BlockQueue", "BlockConfig", "LEGACY_NR_REQUESTS", "MQQueue", "SCHEDULERS", "LEGACY_SCHEDULERS",
            "MQ_SCHEDULERS", "make_queue", "make_scheduler"]
