@@ -78,6 +78,15 @@ def component_rng(seed: int, path: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(key,)))
 
 
+def _host_costs(cpu) -> dict:
+    """What a blk-mq queue needs of the host CPUs: how many (the software queues) and
+    the per-I/O submission / completion cost on a core (``cpu.io_*_cycles``)."""
+    if cpu is None:
+        return {"nr_cpus": 1}
+    return {"nr_cpus": cpu.cores, "io_submit_ns": int(round(cpu.io_submit_cycles / cpu.ghz)),
+            "io_complete_ns": int(round(cpu.io_complete_cycles / cpu.ghz))}
+
+
 def build(spec: RunSpec) -> Stack:
     """Construct every model object; a model's ``ValueError`` becomes a ``ConfigError``
     naming the component it came from."""
@@ -97,7 +106,7 @@ def build(spec: RunSpec) -> Stack:
             continue
         try:
             queues[d.name] = make_queue(sim, devices[d.name], d.queue, name=d.name,
-                                        nr_cpus=spec.cpu.cores if spec.cpu is not None else 1)
+                                        **_host_costs(spec.cpu))
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}.queue", ex) from None
     filesystems: dict = {}

@@ -15,15 +15,18 @@ from .mq import MQQueue
 LEGACY_NR_REQUESTS = 128     # BLKDEV_MAX_RQ
 
 
-def make_queue(sim, device, cfg: BlockConfig, name: str | None = None, nr_cpus: int = 1):
+def make_queue(sim, device, cfg: BlockConfig, name: str | None = None, nr_cpus: int = 1,
+               io_submit_ns: int = 0, io_complete_ns: int = 0):
     """The request queue ``cfg.scheduler`` belongs to: ``MQQueue`` for a blk-mq
     scheduler, else the legacy ``BlockQueue``. ``nr_cpus``: CPUs whose software
-    queues blk-mq maps onto the device's hardware contexts."""
+    queues blk-mq maps onto the device's hardware contexts; ``io_*_ns``: host CPU per
+    command on the submitting core (blk-mq only; the legacy queue charges none)."""
     if cfg.scheduler is None:
         raise ValueError("scheduler: not resolved (null means the kernel's default; "
                          "resolve it with models.linux before building a queue)")
     if cfg.scheduler in MQ_SCHEDULERS:
-        return MQQueue(sim, device, cfg, name=name, nr_cpus=nr_cpus)
+        return MQQueue(sim, device, cfg, name=name, nr_cpus=nr_cpus, io_submit_ns=io_submit_ns,
+                       io_complete_ns=io_complete_ns)
     if cfg.nr_requests is None:
         cfg = dataclasses.replace(cfg, nr_requests=LEGACY_NR_REQUESTS)
     return BlockQueue(sim, device, cfg, name=name)

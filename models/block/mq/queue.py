@@ -35,12 +35,22 @@ Modelled:
   back off from it (``congested()`` is always False): it sleeps on a tag like any
   submitter.
 - **iostat**: counted here, as ``/proc/diskstats``.
+- **Host CPU per I/O** (``cpu.io_submit_cycles`` / ``cpu.io_complete_cycles``, off by
+  default): a command is submitted and completed on the core of its thread
+  (``issuer % nr_cpus``; the hctx's interrupt vector is affine to the CPUs it
+  serves). Its completion reaches the caller after the core has spent both costs
+  on it; one core runs one such handler at a time (``io_core_free_ns``), so
+  completions of threads on one core queue behind each other while threads on
+  different cores do not - the point of per-core queues.
 
 Deliberately not modelled: polling (``io_poll``), per-hctx driver tag pools and
 shared tag sets, ``queue_rq`` returning busy (requeue), the run-queue work item's
 latency (dispatch happens in the submitter's or the completion's context, at once),
 ``nr_requests`` of the scheduler separately per direction, I/O priorities,
-write-back throttling (``wbt_lat_usec``), timeouts.
+write-back throttling (``wbt_lat_usec``), timeouts; the submission cost is paid
+after the device has the command (the device sees it at once, the caller's
+completion is later by both costs); the per-I/O cost does not take cores from the
+engine's run queue (``models/engine/cpu.py``), it is accounted per core on its own.
 """
 from __future__ import annotations
 
@@ -88,7 +98,7 @@ class MQQueue(BlockQueue):
     kind = "mq"
 
     def __init__(self, sim: Simulator, device: Device, cfg: BlockConfig, name: str | None = None,
-                 nr_cpus: int = 1) -> None:
+                 nr_cpus: int = 1, io_submit_ns: int = 0, io_complete_ns: int = 0) -> None:
         if cfg.scheduler not in MQ_SCHEDULER_CLASSES:
             raise ValueError(f"scheduler: {cfg.scheduler!r} is not a blk-mq scheduler "
                              f"({', '.join(MQ_SCHEDULER_CLASSES)})")
@@ -116,6 +126,11 @@ class MQQueue(BlockQueue):
         self.waiting: deque = deque()                   # the legacy name; always empty here
         self.counters = IostatCounters()
         self.blocked_calls = 0
+        if io_submit_ns < 0 or io_complete_ns < 0:
+            raise ValueError("io_submit_ns / io_complete_ns: must be >= 0")
+        self.io_cost_ns = int(io_submit_ns) + int(io_complete_ns)
+        self.io_core_free_ns = [0] * nr_cpus      # per core: its I/O handler is free from
+        self.io_core_busy_ns = [0] * nr_cpus
         device.on_complete = self._complete
 
     def hctx_of(self, bio: IORequest) -> int:
@@ -207,6 +222,18 @@ class MQQueue(BlockQueue):
             self._admit_waiters(h)
         if self.flushes or self.sched.count:
             self._run_queue()
+        cost = self.io_cost_ns
+        if cost:
+            core = req.issuer % self.nr_cpus
+            done = max(now, self.io_core_free_ns[core]) + cost
+            self.io_core_free_ns[core] = done
+            self.io_core_busy_ns[core] += cost
+            self.sim.at(done, self._deliver, req)
+        else:
+            self._deliver(req)
+
+    def _deliver(self, req: IORequest) -> None:
+        now = self.sim.now_ns
         for bio in req.parts:
             bio.done_ns = now
             bio.cache_hit = req.cache_hit
@@ -228,7 +255,9 @@ class MQQueue(BlockQueue):
         """Per-queue counters (``mqstat.<dev>.*``)."""
         out = {"nr_hw_queues": self.nr_hw_queues, "nr_requests": self.nr_requests,
                "blocked_calls": self.blocked_calls,
-               "busiest_hctx_dispatched": max(self.hctx_dispatched)}
+               "busiest_hctx_dispatched": max(self.hctx_dispatched),
+               "io_cpu_busy_s": sum(self.io_core_busy_ns) / 1e9,
+               "io_cpu_busiest_core_s": max(self.io_core_busy_ns) / 1e9}
         if hasattr(self.sched, "stats"):
             out.update(self.sched.stats())
         return out

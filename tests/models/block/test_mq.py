@@ -214,3 +214,21 @@ def test_bfq_shares_bytes_not_requests():
     512 KB requests: eight requests to the other's two."""
     trace = _bfq_trace({1: 512 * 1024, 2: 128 * 1024})
     assert [who for who, _ in trace] == ([1] * 2 + [2] * 8) * 3
+
+
+@pytest.mark.parametrize("nr_cpus, expected_us", [
+    (4, [110, 110, 110, 110]),        # each thread on its own core: no queueing
+    (1, [110, 120, 130, 140]),        # one core completes one I/O after the other
+])
+def test_completion_cost_is_paid_on_the_submitting_threads_core(nr_cpus, expected_us):
+    sim = Simulator()
+    dev = FakeNVMe(sim, nr_queues=4, service_ns=100_000, queue_depth=64)
+    blk = MQQueue(sim, dev, BlockConfig(scheduler="none"), nr_cpus=nr_cpus,
+                  io_submit_ns=4_000, io_complete_ns=6_000)
+    done = []
+    for t in range(4):
+        blk.submit(IORequest(READ, t * MB, 4096, lambda b: done.append(b.done_ns // 1000),
+                             issuer=t))
+    sim.run()
+    assert sorted(done) == expected_us
+    assert sum(blk.io_core_busy_ns) == 4 * 10_000
