@@ -223,6 +223,7 @@ def test_bfq_shares_bytes_not_requests():
 def test_completion_cost_is_paid_on_the_submitting_threads_core(nr_cpus, expected_us):
     sim = Simulator()
     dev = FakeNVMe(sim, nr_queues=4, service_ns=100_000, queue_depth=64)
+    dev.n_servers = dev.free_servers = 4          # the four commands in parallel
     blk = MQQueue(sim, dev, BlockConfig(scheduler="none"), nr_cpus=nr_cpus,
                   io_submit_ns=4_000, io_complete_ns=6_000)
     done = []
