@@ -23,55 +23,39 @@ processes, the async charge factor, injection of other queues' I/O while idling.
 """
 from __future__ import annotations
 
-from ...device.request import READ, IORequest
+from ...device.request import IORequest
+from ..cfq import CFQ
 from ..config import BlockConfig
-from ..scheduler import Scheduler
-from ..sorted_queue import SortedQueue
-
-ASYNC = ("async",)
 
 
-class BFQ(Scheduler):
+class BFQ(CFQ):
+    """bfq began as a fork of cfq: the same per-process queues (``_qkey``, merging
+    within a queue, sector order inside one); the service discipline differs."""
+
     name = "bfq"
     front_merges = True
 
     def __init__(self, cfg: BlockConfig) -> None:
-        super().__init__()
+        super().__init__(cfg)
         self.max_budget_bytes = cfg.max_budget_sectors * 512
         self.timeout_ns = int(cfg.timeout_sync_ms * 1e6)
-        self.queues: dict[tuple, SortedQueue] = {}
         self.vstart: dict[tuple, int] = {}     # virtual start time (bytes of service)
-        self.active: tuple | None = None
         self.served_bytes = 0
         self.active_until_ns = 0
-        self.last_key: int | None = None
         self.expirations = 0
-
-    @staticmethod
-    def _qkey(req: IORequest) -> tuple:
-        return ("sync", req.issuer) if (req.sync or req.op == READ) else ASYNC
-
-    def allow_merge(self, req: IORequest, bio: IORequest) -> bool:
-        return self._qkey(req) == self._qkey(bio)
 
     def _add(self, req: IORequest, now_ns: int) -> None:
         key = self._qkey(req)
-        q = self.queues.get(key)
-        if q is None:
-            q = self.queues[key] = SortedQueue()
-        if not len(q) and key != self.active:
+        if not len(self.queues.get(key, ())) and key != self.active:
             # (re)activated: no credit for the time it was idle
             self.vstart[key] = max(self.vstart.get(key, 0), self._vtime())
-        q.add(req)
+        super()._add(req, now_ns)
 
     def _vtime(self) -> int:
         busy = [self.vstart[k] for k, q in self.queues.items() if len(q)]
         if self.active is not None:
             busy.append(self.vstart[self.active])
         return min(busy) if busy else 0
-
-    def _remove(self, req: IORequest) -> None:
-        self.queues[self._qkey(req)].remove(req)
 
     def _select(self, now_ns: int) -> tuple:
         act = self.active
@@ -90,9 +74,6 @@ class BFQ(Scheduler):
         return key
 
     def _pop(self, now_ns: int) -> IORequest:
-        key = self._select(now_ns)
-        q = self.queues[key]
-        req = q.next_after(self.last_key) or q.oldest()
-        self.last_key = q.remove(req)
+        req = super()._pop(now_ns)     # cfq's: the active queue (our _select), sector order
         self.served_bytes += req.size_bytes
         return req

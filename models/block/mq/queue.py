@@ -123,7 +123,7 @@ class MQQueue(BlockQueue):
             deque() for _ in range(self.nr_hw_queues)]
         self.hctx_dispatched = [0] * self.nr_hw_queues
         self.flushes: deque[IORequest] = deque()
-        self.waiting: deque = deque()                   # the legacy name; always empty here
+        self.waiting: deque = deque()   # the legacy queue's; sleepers wait per hctx here
         self.counters = IostatCounters()
         self.blocked_calls = 0
         if io_submit_ns < 0 or io_complete_ns < 0:
@@ -241,15 +241,12 @@ class MQQueue(BlockQueue):
                 bio.on_done(bio)
 
     def _admit_waiters(self, h: int = 0) -> None:
-        waiting = self.hctx_waiting[h]
-        while waiting:
-            bio, call = waiting[0]
-            if not self._place(bio, None):
-                break
-            waiting.popleft()
-            call.remaining -= 1
-            if call.remaining == 0:
-                call.event.succeed()
+        """The legacy queue's admission loop, over hctx ``h``'s sleepers."""
+        idle, self.waiting = self.waiting, self.hctx_waiting[h]
+        try:
+            super()._admit_waiters()
+        finally:
+            self.waiting = idle
 
     def stats(self) -> dict:
         """Per-queue counters (``mqstat.<dev>.*``)."""
