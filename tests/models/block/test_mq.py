@@ -233,3 +233,38 @@ def test_completion_cost_is_paid_on_the_submitting_threads_core(nr_cpus, expecte
     sim.run()
     assert sorted(done) == expected_us
     assert sum(blk.io_core_busy_ns) == 4 * 10_000
+
+
+def _nvme_randread_iops(threads):
+    """``threads`` closed-loop readers at QD1 on a 4-queue drive behind ``none``."""
+    from models.device.nvme import NVMe
+    from models.device.nvme_presets import samsung_970_evo_plus_1tb
+
+    sim = Simulator()
+    dev = NVMe(sim, "nvme0", samsung_970_evo_plus_1tb(nr_queues=4), np.random.default_rng(0))
+    blk = MQQueue(sim, dev, BlockConfig(scheduler="none", nr_requests=None), nr_cpus=4)
+    rng = np.random.default_rng(1)
+    pages = dev.capacity_bytes // 4096
+    done = [0]
+    end_ns = 20_000_000
+
+    def read(issuer, _prev=None):
+        if _prev is not None:
+            done[0] += 1
+        if sim.now_ns < end_ns:
+            blk.submit(IORequest(READ, int(rng.integers(0, pages)) * 4096, 4096,
+                                 lambda b: read(issuer, b), issuer=issuer))
+
+    for t in range(threads):
+        read(t)
+    sim.run()
+    return done[0] / (sim.now_ns / 1e9), blk, dev
+
+
+def test_none_on_a_4_queue_nvme_scales_iops_with_submitting_threads():
+    """One thread per CPU, one CPU per hardware queue: nothing in the block layer is
+    shared, so QD1 readers scale until the flash is busy."""
+    one, _, _ = _nvme_randread_iops(1)
+    four, blk, dev = _nvme_randread_iops(4)
+    assert four > 3.5 * one
+    assert dev.stats()["queues_used"] == 4 and blk.nr_hw_queues == 4
