@@ -109,6 +109,7 @@ class MQQueue(BlockQueue):
         self.cfg = cfg
         self.name = name or device.name
         self.sched = make_mq_scheduler(cfg)
+        self._issue_directly = cfg.scheduler == "none"
         self._sched_done = getattr(self.sched, "completed", None)
         hw_kb = device.max_hw_sectors_kb
         max_kb = min(cfg.max_sectors_kb, hw_kb) if hw_kb else cfg.max_sectors_kb
@@ -145,7 +146,21 @@ class MQQueue(BlockQueue):
         """Submit bios; returns None if all were queued, else an Event to wait on."""
         now = self.sim.now_ns
         if type(bios) is IORequest:
-            bios = (bios,)
+            bio = bios
+            if (self._issue_directly and bio.op != FLUSH and bio.size_bytes <= self.max_bytes
+                    and not self.sched.count and not self.flushes and self.device.can_accept()):
+                # blk_mq_try_issue_directly: with no scheduler and nothing queued (so
+                # nothing to merge with) the request goes to the device at once
+                h = self.hctx_of(bio)
+                if not self.hctx_waiting[h] and self.hctx_allocated[h] < self.nr_requests:
+                    bio.submit_ns = now
+                    req = self._new_request(bio)
+                    req.tag = h
+                    self.hctx_allocated[h] += 1
+                    self.hctx_dispatched[h] += 1
+                    self.device.submit(req)
+                    return None
+            bios = (bio,)
         plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
         call: _Call | None = None
         for bio in self._split(bios, now):
