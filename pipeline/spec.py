@@ -189,14 +189,16 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
 
 
 # -- devices -------------------------------------------------------------------------------
-def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict | None) -> dict:
+def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict | None,
+                    nr_cpus: int) -> dict:
     """The queue keys of top-level device ``d``: ``device.<name>.queue`` over ``block``,
-    with the kernel's default scheduler where it is null (``models/linux.py``)."""
+    with the kernel's default scheduler where it is null (``models/linux.py``): a
+    device with several hardware queues (one per CPU at most) gets ``none``."""
     merged = {**block, **(over or {})}
     nvme = d.type == "nvme"
     sched = merged.get("scheduler")
     if sched is None:
-        multi = nvme and int(getattr(d.config, "nr_queues", 1)) > 1
+        multi = nvme and min(int(getattr(d.config, "nr_queues", 1)), nr_cpus) > 1
         merged["scheduler"] = sched = kernel.default_scheduler(nvme, multi)
     else:
         why = kernel.check_scheduler(sched, nvme)
@@ -209,7 +211,8 @@ def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict
     return merged
 
 
-def _devices(raw: dict, block: dict, kernel: KernelConfig = KernelConfig()) -> tuple[DeviceSpec, ...]:
+def _devices(raw: dict, block: dict, kernel: KernelConfig = KernelConfig(),
+             nr_cpus: int = 1) -> tuple[DeviceSpec, ...]:
     if not raw:
         raise ConfigError("device", "no devices configured")
     specs = {}
@@ -272,7 +275,7 @@ def _devices(raw: dict, block: dict, kernel: KernelConfig = KernelConfig()) -> t
             continue
         if over is not None and not isinstance(over, dict):
             raise ConfigError(f"device.{n}.queue", f"expected a mapping, got {over!r}")
-        merged = _queue_settings(kernel, d, block, over)
+        merged = _queue_settings(kernel, d, block, over, nr_cpus)
         specs[n] = dataclasses.replace(d, queue=_to_object(merged, BlockConfig, f"device.{n}.queue"))
     return tuple(specs[n] for n in order)
 
@@ -367,14 +370,14 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     kernel = _to_object(_container(cfg, "kernel"), KernelConfig, "kernel")
     block_raw = _container(cfg, "block") or {}
     block = _to_object(block_raw, BlockConfig, "block")
-    devices = _devices(_container(cfg, "device") or {}, dict(block_raw), kernel)
+    cpu = _to_object(_container(cfg, "cpu"), CPUConfig, "cpu")
+    devices = _devices(_container(cfg, "device") or {}, dict(block_raw), kernel, cpu.cores)
     fs_raw = dict(_container(cfg, "fs") or {})
     for key, value in kernel.fs_defaults().items():   # the kernel's, where left null
         if fs_raw.get(key) is None:
             fs_raw[key] = value
     fs = _to_object(fs_raw, FsConfig, "fs")
     page_cache = _to_object(_container(cfg, "page_cache"), PageCacheConfig, "page_cache")
-    cpu = _to_object(_container(cfg, "cpu"), CPUConfig, "cpu")
 
     engine = None
     eng_raw = _container(cfg, "engine")
