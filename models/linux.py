@@ -69,10 +69,10 @@ class KernelConfig:
     def has_legacy_queue(self) -> bool:
         return self.release < (5, 0)
 
-    def has_blk_mq(self, multi_queue: bool) -> bool:
-        """blk-mq for an NVMe drive (``multi_queue``) from 3.19, for SCSI/SATA from 3.17
-        (scsi-mq, opt-in; 3.13 brought blk-mq itself)."""
-        return self.release >= ((3, 19) if multi_queue else (3, 17))
+    def has_blk_mq(self, nvme: bool) -> bool:
+        """blk-mq for an NVMe drive from 3.19, for SCSI / SATA from 3.17 (scsi-mq,
+        opt-in; 3.13 brought blk-mq itself)."""
+        return self.release >= ((3, 19) if nvme else (3, 17))
 
     def nvme_needs_blk_mq(self) -> bool:
         return self.release >= (3, 19)
