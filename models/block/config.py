@@ -31,7 +31,9 @@ class BlockConfig:
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``.
     kyber: ``read_lat_nsec``, ``write_lat_nsec`` (target latencies, 2 ms / 10 ms).
-    bfq: ``timeout_sync_ms`` (longest service of one queue, 125 ms),
+    bfq: ``slice_idle_ms`` (how long an emptied sync queue keeps the device for its
+    process's next request, 8 ms; rotational devices only), ``timeout_sync_ms``
+    (longest service of one queue, 125 ms),
     ``max_budget_sectors`` (sysfs ``max_budget``: sectors one queue may be served per
     turn; the kernel's 0 = auto-tune is not modelled, 16384 is its fixed default).
     """
@@ -49,6 +51,7 @@ class BlockConfig:
     slice_async_ms: float = 40.0
     read_lat_nsec: int = 2_000_000
     write_lat_nsec: int = 10_000_000
+    slice_idle_ms: float = 8.0
     timeout_sync_ms: float = 125.0
     max_budget_sectors: int = 16384
 
@@ -59,6 +62,8 @@ class BlockConfig:
             at_least(self, 1, "nr_requests")
         at_least(self, 1, "read_lat_nsec", "write_lat_nsec", "max_budget_sectors")
         above(self, 0, "timeout_sync_ms")
+        at_least(self, 0, "slice_idle_ms")
+        at_most(self, MAX_SECONDS * 1e3, "slice_idle_ms")
         at_most(self, MAX_SECONDS * 1e3, "timeout_sync_ms")
         at_most(self, MAX_SECONDS * 1e9, "read_lat_nsec", "write_lat_nsec")
         at_least(self, 4, "max_sectors_kb")

@@ -86,6 +86,14 @@ def hw_queues(device: Device, nr_cpus: int) -> int:
     return max(1, min(int(n), nr_cpus))
 
 
+def rotational(device: Device) -> bool:
+    """``queue/rotational``: a disk, or an array of disks."""
+    members = getattr(device, "members", None)
+    if device.kind == "raid" and members:
+        return all(rotational(m) for m in members)
+    return device.kind == "hdd"
+
+
 def default_nr_requests(scheduler: str, device: Device, nr_hw: int) -> int:
     """The kernel's ``nr_requests`` per hctx for ``scheduler`` on ``device``."""
     depth = max(1, device.queue_depth // nr_hw)      # the hctx's driver tags
@@ -111,6 +119,9 @@ class MQQueue(BlockQueue):
         self.sched = make_mq_scheduler(cfg)
         self._issue_directly = cfg.scheduler == "none"
         self._sched_done = getattr(self.sched, "completed", None)
+        if hasattr(self.sched, "rotational"):
+            self.sched.rotational = rotational(device)
+        self._wake_at: int | None = None
         hw_kb = device.max_hw_sectors_kb
         max_kb = min(cfg.max_sectors_kb, hw_kb) if hw_kb else cfg.max_sectors_kb
         self.max_bytes = max_kb * 1024
@@ -218,12 +229,26 @@ class MQQueue(BlockQueue):
                 req = flushes.popleft()
             elif sched.count:
                 req = sched.dispatch(now)
-                if req is None:          # held back by the scheduler (kyber tokens)
+                if req is None:          # held back by the scheduler (kyber tokens, bfq idling)
+                    self._wake_later()
                     break
             else:
                 break
             self.hctx_dispatched[req.tag] += 1
             dev.submit(req)
+
+    def _wake_later(self) -> None:
+        """Run the queue again when the scheduler asks to (bfq's idle timer)."""
+        t = getattr(self.sched, "wake_ns", None)
+        if t is not None and t > self.sim.now_ns and t != self._wake_at:
+            self._wake_at = t
+            self.sim.at(t, self._wake)
+
+    def _wake(self, _arg=None) -> None:
+        if self._wake_at == self.sim.now_ns:
+            self._wake_at = None
+        if self.flushes or self.sched.count:
+            self._run_queue()
 
     def _complete(self, req: IORequest) -> None:
         now = self.sim.now_ns

@@ -268,3 +268,42 @@ def test_none_on_a_4_queue_nvme_scales_iops_with_submitting_threads():
     four, blk, dev = _nvme_randread_iops(4)
     assert four > 3.5 * one
     assert dev.stats()["queues_used"] == 4 and blk.nr_hw_queues == 4
+
+
+class _Disk(FixedDevice):
+    kind = "hdd"          # rotational: bfq idles
+
+
+def _bfq_think_trace(slice_idle_ms):
+    """Two processes read 6 x 4 KB each, 1 ms per read, thinking 1 ms between reads."""
+    sim = Simulator()
+    dev = _Disk(sim, service_ns=1_000_000, queue_depth=32)
+    blk = MQQueue(sim, dev, BlockConfig(scheduler="bfq", slice_idle_ms=slice_idle_ms,
+                                        timeout_sync_ms=9))
+    left = {1: 6, 2: 6}
+
+    def read(issuer, _prev=None):
+        if left[issuer]:
+            left[issuer] -= 1
+            off = (issuer * 1000 + left[issuer]) * MB
+            blk.submit(IORequest(READ, off, 4096, lambda b: sim.after(1_000_000, think_done,
+                                                                       issuer), issuer=issuer))
+
+    def think_done(issuer):
+        read(issuer)
+
+    read(1)
+    read(2)
+    sim.run()
+    return [s[2] // MB // 1000 for s in dev.served], blk.sched
+
+
+def test_bfq_idles_for_a_sync_process_that_thinks():
+    """Without idling every read of one process lets the other's in (its queue is
+    empty while it thinks); with slice_idle 8 ms the in-service process keeps the
+    disk through its 1 ms think times until its 9 ms timeout."""
+    no_idle, _ = _bfq_think_trace(0)
+    assert no_idle == [1, 2] * 6
+    idle, bfq = _bfq_think_trace(8)
+    assert idle == [1] * 5 + [2] * 5 + [1, 2]
+    assert bfq.idle_waits > 0
