@@ -145,7 +145,7 @@ def _read_latency_under_write_flood(scheduler):
     dev = _Fifo50us(sim)
     blk = MQQueue(sim, dev, BlockConfig(scheduler=scheduler, nr_requests=1024))
     lat = []
-    end_ns = 2_000_000_000
+    end_ns = 1_600_000_000
     rng = np.random.default_rng(1)
 
     def write(issuer):
@@ -156,7 +156,7 @@ def _read_latency_under_write_flood(scheduler):
             blk.submit(bio)
 
     def read(issuer, prev=None):
-        if prev is not None and prev.submit_ns > 1_500_000_000:    # the last 0.5 s
+        if prev is not None and prev.submit_ns > 1_250_000_000:    # after the last resize
             lat.append(prev.done_ns - prev.submit_ns)
         if sim.now_ns < end_ns:
             bio = IORequest(READ, int(rng.integers(0, 2**20)) * 4096 * 64 + 4096, 4096,
