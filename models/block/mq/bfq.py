@@ -13,20 +13,20 @@ one): a sync queue that empties keeps the device while its requests are in fligh
 and for ``slice_idle_ms`` after the last completes, so a process that reads, thinks
 briefly and reads again is not preempted between its reads (``bfq_arm_slice_timer``);
 a request from it ends the idling, the idle time running out expires the queue.
-Then the busy queue with the smallest virtual start time goes next,
-and the expired queue's virtual time advances by the service it received: with
-equal weights every process gets the same share of bytes, whatever its request
-size or queue depth (a start-time fair queueing reading of bfq's B-WF2Q+). A queue
-that was idle restarts at the smallest virtual time among the busy ones, so idling
-earns no credit. Requests of different queues are never merged.
+Then the busy queue with the smallest virtual start time goes next, and the expired
+queue's virtual time advances by the service it received: with equal weights every
+process gets the same share of bytes, whatever its request size or queue depth (a
+start-time fair queueing reading of bfq's B-WF2Q+). A queue that was empty restarts
+at the smallest virtual time among the busy ones, so an absent process earns no
+credit. Requests of different queues are never merged.
 
-Deliberately not modelled: weights and ``ioprio`` / cgroups (every queue weighs the same), budget feedback and
-the auto-tuned ``max_budget`` (0) from the peak rate, weight raising of interactive
-and soft-real-time queues (``low_latency``), the FIFO expiry within a queue
-(``fifo_expire_sync`` / ``_async``), back-seek rules, queue merging of cooperating
-processes, the async charge factor, injection of other queues' I/O while idling, idling on non-rotational devices to
-protect a weight (every weight is the same), think-time and seekiness detection
-(every sync queue may idle).
+Deliberately not modelled: weights and ``ioprio`` / cgroups (every queue weighs the
+same), budget feedback and the auto-tuned ``max_budget`` (0) from the peak rate,
+weight raising of interactive and soft-real-time queues (``low_latency``), the FIFO
+expiry within a queue (``fifo_expire_sync`` / ``_async``), back-seek rules, queue
+merging of cooperating processes, the async charge factor, injection of other
+queues' I/O while idling, idling on non-rotational devices to protect a weight,
+think-time and seekiness detection (every sync queue may idle).
 """
 from __future__ import annotations
 
