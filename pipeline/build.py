@@ -3,8 +3,8 @@
 The stack, bottom up: devices (members before the arrays that use them); one Linux
 block queue (``models.block.make_queue``: the legacy ``BlockQueue`` or blk-mq's
 ``MQQueue``, by ``block.scheduler`` as the ``kernel`` resolved it) on every top-level
-device - a device that is no RAID member, i.e. what the host sees as ``/dev/<name>`` - with the ``block``
-settings or the device's own ``queue`` overrides; a filesystem
+device - a device that is no RAID member, i.e. what the host sees as ``/dev/<name>`` -
+with the ``block`` settings or the device's own ``queue`` overrides; a filesystem
 (``models.fs.Filesystem``, the ``fs`` section or ``device.<name>.fs``) on every
 device that ``placement`` puts a file of the run on, all sharing one page cache
 (``page_cache``); the engine (``engine``, on ``cpu``) with its files on those
