@@ -20,6 +20,8 @@ Metric columns of the summary row:
 - ``iostat.<dev>.<column>``: ``iostat -x`` of each block device over the workload's
   measured interval (``r_s``, ``rMB_s``, ``await_ms``, ``util_pct``, ...);
 - ``<workload type>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``);
+- ``mqstat.<dev>.<counter>``: a blk-mq queue's (hardware queues, ``nr_requests`` per
+  hctx, submitters that slept for a tag, per-core I/O CPU, kyber's domain depths);
 - ``devstat.<dev>.<counter>``: device-internal counters (busy time, cache hits);
 - ``fsstat.<dev>.<counter>``: each mounted filesystem's counters (journal commits,
   flushes, read-modify-write reads, pages written, ...) and
@@ -202,6 +204,10 @@ def simulate(spec: RunSpec) -> RunResult:
             metrics[f"iostat.{name}.{col}"] = v
     for k, v in wl_metrics.items():
         metrics[f"{spec.workload.type}.{k}"] = v
+    for name, q in stack.queues.items():
+        if hasattr(q, "stats"):          # blk-mq queues: hctxs, tags, scheduler state
+            for k, v in q.stats().items():
+                metrics[f"mqstat.{name}.{k}"] = v
     for name, dev in stack.devices.items():
         for k, v in dev.stats().items():
             metrics[f"devstat.{name}.{k}"] = v

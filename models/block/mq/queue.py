@@ -289,7 +289,7 @@ class MQQueue(BlockQueue):
             self.waiting = idle
 
     def stats(self) -> dict:
-        """Per-queue counters (``mqstat.<dev>.*``)."""
+        """Per-queue counters (the ``mqstat.<dev>.*`` columns)."""
         out = {"nr_hw_queues": self.nr_hw_queues, "nr_requests": self.nr_requests,
                "blocked_calls": self.blocked_calls,
                "busiest_hctx_dispatched": max(self.hctx_dispatched),
