@@ -30,21 +30,23 @@ def runs():
                     "experiment=redo_on_modern_storage", f"device@device.sda={dev}",
                     f"workload.concurrency={conc}", "run.scale=0.002"], return_hydra_config=True)
                 spec = validate(cfg, experiment_name(cfg.hydra))
-                out[dev, conc] = spec.params, simulate(spec).summary["mysqlslap.tps"]
+                out[dev, conc] = spec.params, simulate(spec).summary
     GlobalHydra.instance().clear()
     return out
 
 
 @pytest.fixture(scope="module")
 def tps(runs):
-    return {k: v[1] for k, v in runs.items()}
+    return {k: v[1]["mysqlslap.tps"] for k, v in runs.items()}
 
 
 def test_the_experiment_runs_on_the_5_15_kernels_default_queues(runs):
-    for (dev, _), (params, _) in runs.items():
+    for (dev, _), (params, summary) in runs.items():
         assert params["kernel.version"] == "5.15"
         want = "none" if dev.startswith("nvme") else "mq-deadline"
         assert params["device.sda.queue.scheduler"] == want, dev
+        hw = min(params.get("device.sda.nr_queues") or 1, params["cpu.cores"])
+        assert summary["mqstat.sda.nr_hw_queues"] == hw, dev
 
 
 @pytest.mark.parametrize("conc", [1, 32])
