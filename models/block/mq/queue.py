@@ -95,8 +95,14 @@ def rotational(device: Device) -> bool:
 
 
 def default_nr_requests(scheduler: str, device: Device, nr_hw: int) -> int:
-    """The kernel's ``nr_requests`` per hctx for ``scheduler`` on ``device``."""
-    depth = max(1, device.queue_depth // nr_hw)      # the hctx's driver tags
+    """The kernel's ``nr_requests`` per hctx for ``scheduler`` on ``device``: the tag
+    set's depth (an NVMe queue's entries less the one a full ring leaves empty; a
+    single-queue device's command slots) with ``none``, twice ``min(depth, 128)``
+    with a scheduler."""
+    if device.kind == "nvme":
+        depth = max(1, int(device.cfg.queue_depth) - 1)
+    else:
+        depth = max(1, device.queue_depth // nr_hw)
     return depth if scheduler == "none" else 2 * min(depth, BLKDEV_DEFAULT_RQ)
 
 

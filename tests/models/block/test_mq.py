@@ -17,9 +17,9 @@ class FakeNVMe(FixedDevice):
 
     kind = "nvme"
 
-    def __init__(self, sim, nr_queues=4, **kw):
-        super().__init__(sim, **kw)
-        self.cfg = SimpleNamespace(nr_queues=nr_queues)
+    def __init__(self, sim, nr_queues=4, queue_depth=1024, **kw):
+        super().__init__(sim, queue_depth=nr_queues * queue_depth, **kw)
+        self.cfg = SimpleNamespace(nr_queues=nr_queues, queue_depth=queue_depth)
         self.max_inflight = 0
 
     def submit(self, req):
@@ -93,9 +93,9 @@ def test_mq_deadline_serves_reads_before_writes_until_writes_are_starved():
 
 def test_tags_per_hctx_bound_the_device_queue_depth():
     """4 hardware queues x nr_requests 8: at most 32 commands reach a device that
-    would take 1024; a fifth submitter's bios on a full hctx sleep."""
+    would take 1024; a thread's bios beyond its hctx's 8 tags sleep."""
     sim = Simulator()
-    dev = FakeNVMe(sim, nr_queues=4, service_ns=100_000, queue_depth=1024)
+    dev = FakeNVMe(sim, nr_queues=4, service_ns=100_000, queue_depth=256)
     blk = MQQueue(sim, dev, BlockConfig(scheduler="none", nr_requests=8), nr_cpus=4)
     assert blk.nr_hw_queues == 4
     gates = [blk.submit(IORequest(READ, (t * 1000 + i) * MB, 4096, issuer=t))
@@ -123,7 +123,7 @@ def test_nr_requests_per_hctx_blocks_the_next_submitter_like_the_legacy_queue():
 
 def test_default_nr_requests_follows_the_kernel():
     sim = Simulator()
-    nvme = FakeNVMe(sim, nr_queues=4, queue_depth=4 * 1023)
+    nvme = FakeNVMe(sim, nr_queues=4, queue_depth=1024)
     assert MQQueue(sim, nvme, BlockConfig(scheduler="none", nr_requests=None),
                    nr_cpus=16).nr_requests == 1023
     disk = FixedDevice(sim, queue_depth=32)
@@ -222,7 +222,7 @@ def test_bfq_shares_bytes_not_requests():
 ])
 def test_completion_cost_is_paid_on_the_submitting_threads_core(nr_cpus, expected_us):
     sim = Simulator()
-    dev = FakeNVMe(sim, nr_queues=4, service_ns=100_000, queue_depth=64)
+    dev = FakeNVMe(sim, nr_queues=4, service_ns=100_000, queue_depth=16)
     dev.n_servers = dev.free_servers = 4          # the four commands in parallel
     blk = MQQueue(sim, dev, BlockConfig(scheduler="none"), nr_cpus=nr_cpus,
                   io_submit_ns=4_000, io_complete_ns=6_000)
