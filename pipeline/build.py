@@ -1,9 +1,10 @@
 """Build the simulated stack of one run from its ``RunSpec``, run it, collect metrics.
 
 The stack, bottom up: devices (members before the arrays that use them); one Linux
-block queue (``models.block.BlockQueue``) on every top-level device - a device that
-is no RAID member, i.e. what the host sees as ``/dev/<name>`` - with the ``block``
-settings or the device's own ``queue`` overrides; a filesystem
+block queue (``models.block.make_queue``: the legacy ``BlockQueue`` or blk-mq's
+``MQQueue``, by ``block.scheduler`` as the ``kernel`` resolved it) on every top-level
+device - a device that is no RAID member, i.e. what the host sees as ``/dev/<name>`` -
+with the ``block`` settings or the device's own ``queue`` overrides; a filesystem
 (``models.fs.Filesystem``, the ``fs`` section or ``device.<name>.fs``) on every
 device that ``placement`` puts a file of the run on, all sharing one page cache
 (``page_cache``); the engine (``engine``, on ``cpu``) with its files on those
@@ -21,6 +22,8 @@ Metric columns of the summary row:
 - ``<workload metric prefix>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``;
   the prefix is the workload type unless its kind names another: every fio kind says
   ``fio``);
+- ``mqstat.<dev>.<counter>``: a blk-mq queue's (hardware queues, ``nr_requests`` per
+  hctx, submitters that slept for a tag, per-core I/O CPU, kyber's domain depths);
 - ``devstat.<dev>.<counter>``: device-internal counters (busy time, cache hits);
 - ``fsstat.<dev>.<counter>``: each mounted filesystem's counters (journal commits,
   flushes, read-modify-write reads, pages written, ...) and
@@ -41,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from models.block import BlockQueue
+from models.block import make_queue
 from models.fs import Filesystem, PageCache
 from models.sim import Simulator
 
@@ -79,6 +82,15 @@ def component_rng(seed: int, path: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(key,)))
 
 
+def _host_costs(cpu) -> dict:
+    """What a blk-mq queue needs of the host CPUs: how many (the software queues) and
+    the per-I/O submission / completion cost on a core (``cpu.io_*_cycles``)."""
+    if cpu is None:
+        return {"nr_cpus": 1}
+    return {"nr_cpus": cpu.cores, "io_submit_ns": int(round(cpu.io_submit_cycles / cpu.ghz)),
+            "io_complete_ns": int(round(cpu.io_complete_cycles / cpu.ghz))}
+
+
 def build(spec: RunSpec) -> Stack:
     """Construct every model object; a model's ``ValueError`` becomes a ``ConfigError``
     naming the component it came from."""
@@ -97,7 +109,8 @@ def build(spec: RunSpec) -> Stack:
         if d.queue is None:
             continue
         try:
-            queues[d.name] = BlockQueue(sim, devices[d.name], d.queue, name=d.name)
+            queues[d.name] = make_queue(sim, devices[d.name], d.queue, name=d.name,
+                                        **_host_costs(spec.cpu))
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}.queue", ex) from None
     filesystems: dict = {}
@@ -194,6 +207,10 @@ def simulate(spec: RunSpec) -> RunResult:
     prefix = registry.WORKLOADS[spec.workload.type].metric_prefix or spec.workload.type
     for k, v in wl_metrics.items():
         metrics[f"{prefix}.{k}"] = v
+    for name, q in stack.queues.items():
+        if hasattr(q, "stats"):          # blk-mq queues: hctxs, tags, scheduler state
+            for k, v in q.stats().items():
+                metrics[f"mqstat.{name}.{k}"] = v
     for name, dev in stack.devices.items():
         for k, v in dev.stats().items():
             metrics[f"devstat.{name}.{k}"] = v

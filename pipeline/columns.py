@@ -5,7 +5,7 @@ rpm``, ``cpu.wakeup_us``, ``page_cache.memory_bytes``); anything else (``iostat.
 from __future__ import annotations
 
 # the config sections pipeline.spec flattens into the summary row
-PARAM_SECTIONS = ("run", "device", "block", "fs", "page_cache", "placement", "engine",
+PARAM_SECTIONS = ("run", "kernel", "device", "block", "fs", "page_cache", "placement", "engine",
                   "cpu", "workload")
 
 

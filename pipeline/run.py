@@ -28,6 +28,7 @@ naming the directory and the error and exit status 74 (``EX_IOERR``).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -121,6 +122,20 @@ def name_group_override(argv: list[str], err: ConfigError) -> ConfigError:
     return err
 
 
+_KERNEL_CHOICE = re.compile(r"(kernel=)([0-9][0-9.]*(?:,[0-9][0-9.]*)*)")
+
+
+def quote_kernel(arg: str) -> str:
+    """``kernel=3.10`` names the option ``conf/kernel/3.10.yaml``; Hydra would read 3.10
+    as the number 3.1 (and refuse a number as a group choice), so release names on the
+    command line are quoted for it: ``kernel='3.10'`` (a sweep ``kernel=3.10,5.15``
+    element by element)."""
+    m = _KERNEL_CHOICE.fullmatch(arg)
+    if m is None:
+        return arg
+    return m.group(1) + ",".join(f"'{v}'" for v in m.group(2).split(","))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the Hydra app with ``argv``; returns the exit status."""
     import hydra
@@ -138,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print(one_line(f"error: {ex}"), file=sys.stderr)
         return EXIT_CONFIG
     argv = [a for a in argv if a not in FLAGS] + [FLAGS[a] for a in dict.fromkeys(argv) if a in FLAGS]
+    argv = [quote_kernel(a) for a in argv]
     local = searchpath_override()
     if local and not any(a.startswith("hydra.searchpath") for a in argv):
         argv.append(local)

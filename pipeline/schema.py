@@ -26,6 +26,7 @@ from models.block import BlockConfig
 from models.checks import MAX_SECONDS, above, at_least, at_most
 from models.engine.cpu import CPUConfig
 from models.fs import FsConfig, PageCacheConfig
+from models.linux import KernelConfig
 
 from .columns import is_param
 
@@ -131,6 +132,7 @@ class MetaConfig:
 class RootConfig:
     """Top level of a composed config (everything except ``hydra``).
 
+    ``kernel`` (``models/linux.py``) fills in the block and fs keys left null.
     ``fs`` and ``page_cache`` matter when a file of the run is placed on a device
     (``placement``): a workload that works on files, or an engine; ``cpu`` when an
     ``engine`` is configured. ``engine`` is empty (``engine: null`` in the defaults) for
@@ -140,8 +142,10 @@ class RootConfig:
     results: ResultsConfig = field(default_factory=ResultsConfig)
     meta: MetaConfig = field(default_factory=MetaConfig)
     device: Dict[str, Any] = field(default_factory=dict)
+    kernel: KernelConfig = field(default_factory=KernelConfig)
     block: BlockConfig = field(default_factory=BlockConfig)
-    fs: FsConfig = field(default_factory=FsConfig)
+    # the kernel-dependent keys left null: the kernel's defaults (models/linux.py)
+    fs: FsConfig = field(default_factory=lambda: FsConfig(stable_pages=None, sfr_write_waits=None))
     page_cache: PageCacheConfig = field(default_factory=PageCacheConfig)
     placement: Dict[str, Any] = field(default_factory=dict)
     engine: Dict[str, Any] = field(default_factory=dict)

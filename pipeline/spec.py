@@ -51,9 +51,10 @@ from .naming import ad_hoc_overrides
 from .scaling import effective_parameters
 from .schema import NOT_PARAMETERS, MetaConfig, ResultsConfig, RunConfig
 
-from models.block import BlockConfig
+from models.block import LEGACY_NR_REQUESTS, LEGACY_SCHEDULERS, MQ_SCHEDULERS, BlockConfig
 from models.engine.cpu import CPUConfig
 from models.fs import FsConfig, PageCacheConfig
+from models.linux import KernelConfig
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class RunSpec:
     page_cache: PageCacheConfig | None = None   # shared by the mounts
     meta: MetaConfig = MetaConfig()       # the experiment's declarations (not parameters)
     overrides: tuple[str, ...] = ()       # keys set ad hoc (ad_hoc_overrides), sorted
+    kernel: KernelConfig = KernelConfig()
 
     @property
     def seed(self) -> int:
@@ -187,7 +189,30 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
 
 
 # -- devices -------------------------------------------------------------------------------
-def _devices(raw: dict, block: dict) -> tuple[DeviceSpec, ...]:
+def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict | None,
+                    nr_cpus: int) -> dict:
+    """The queue keys of top-level device ``d``: ``device.<name>.queue`` over ``block``,
+    with the kernel's default scheduler where it is null (``models/linux.py``): a
+    device with several hardware queues (one per CPU at most) gets ``none``."""
+    merged = {**block, **(over or {})}
+    nvme = d.type == "nvme"
+    sched = merged.get("scheduler")
+    if sched is None:
+        multi = nvme and min(int(getattr(d.config, "nr_queues", 1)), nr_cpus) > 1
+        merged["scheduler"] = sched = kernel.default_scheduler(nvme, multi)
+    else:
+        why = kernel.check_scheduler(sched, nvme)
+        if why is not None:
+            key = (f"device.{d.name}.queue.scheduler" if over and over.get("scheduler")
+                   else "block.scheduler")
+            raise ConfigError(key, why)
+    if sched in LEGACY_SCHEDULERS and merged.get("nr_requests") is None:
+        merged["nr_requests"] = LEGACY_NR_REQUESTS
+    return merged
+
+
+def _devices(raw: dict, block: dict, kernel: KernelConfig = KernelConfig(),
+             nr_cpus: int = 1) -> tuple[DeviceSpec, ...]:
     if not raw:
         raise ConfigError("device", "no devices configured")
     specs = {}
@@ -250,7 +275,7 @@ def _devices(raw: dict, block: dict) -> tuple[DeviceSpec, ...]:
             continue
         if over is not None and not isinstance(over, dict):
             raise ConfigError(f"device.{n}.queue", f"expected a mapping, got {over!r}")
-        merged = {**block, **(over or {})}
+        merged = _queue_settings(kernel, d, block, over, nr_cpus)
         specs[n] = dataclasses.replace(d, queue=_to_object(merged, BlockConfig, f"device.{n}.queue"))
     return tuple(specs[n] for n in order)
 
@@ -287,10 +312,12 @@ def flatten_config(prefix: str, obj: Any, out: dict) -> dict:
 def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSpec,
                engine: EngineSpec | None = None, cpu: CPUConfig | None = None,
                placement: dict | None = None, mounts: tuple = (),
-               fs: FsConfig | None = None, page_cache: PageCacheConfig | None = None) -> dict:
+               fs: FsConfig | None = None, page_cache: PageCacheConfig | None = None,
+               kernel: KernelConfig | None = None) -> dict:
     p: dict = {}
     flatten_config("run", run, p)
     del p["run.name"]      # where results are kept, not what is simulated
+    flatten_config("kernel", kernel or KernelConfig(), p)
     overridden = {m.device: m.config for m in mounts if m.overridden}
     for d in sorted(devices, key=lambda d: d.name):
         p[f"device.{d.name}.type"] = d.type
@@ -309,6 +336,7 @@ def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSp
     if engine is not None:
         p["engine.type"] = engine.type
         flatten_config("engine", engine.config, p)
+    if cpu is not None:
         flatten_config("cpu", cpu, p)
     p["workload.type"] = workload.type
     for k, v in sorted(workload.extras.items()):
@@ -330,7 +358,7 @@ def config_hash(params: dict) -> str:
 # -- entry point ----------------------------------------------------------------------------
 def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "") -> RunSpec:
     """Check a composed config and return its ``RunSpec``; raises ``ConfigError``."""
-    known = {"run", "results", "meta", "device", "block", "fs", "page_cache", "placement",
+    known = {"run", "results", "meta", "kernel", "device", "block", "fs", "page_cache", "placement",
              "engine", "cpu", "workload", "hydra"}
     for key in cfg.keys():
         if key not in known:
@@ -339,13 +367,17 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     experiment = run.name or experiment
     results = _to_object(_container(cfg, "results"), ResultsConfig, "results")
     meta = _to_object(_container(cfg, "meta"), MetaConfig, "meta")
+    kernel = _to_object(_container(cfg, "kernel"), KernelConfig, "kernel")
     block_raw = _container(cfg, "block") or {}
     block = _to_object(block_raw, BlockConfig, "block")
-    devices = _devices(_container(cfg, "device") or {}, dict(block_raw))
-    fs_raw = _container(cfg, "fs") or {}
+    cpu = _to_object(_container(cfg, "cpu"), CPUConfig, "cpu")
+    devices = _devices(_container(cfg, "device") or {}, dict(block_raw), kernel, cpu.cores)
+    fs_raw = dict(_container(cfg, "fs") or {})
+    for key, value in kernel.fs_defaults().items():   # the kernel's, where left null
+        if fs_raw.get(key) is None:
+            fs_raw[key] = value
     fs = _to_object(fs_raw, FsConfig, "fs")
     page_cache = _to_object(_container(cfg, "page_cache"), PageCacheConfig, "page_cache")
-    cpu = _to_object(_container(cfg, "cpu"), CPUConfig, "cpu")
 
     engine = None
     eng_raw = _container(cfg, "engine")
@@ -396,14 +428,18 @@ def validate(cfg: DictConfig, experiment: str = "default", code_version: str = "
     mounts = _mounts(placement, devices, fs_raw, fs)
     if not mounts:
         page_cache = None
-    params = parameters(run, devices, block, workload, engine, cpu if engine else None,
-                        placement, mounts, fs, page_cache)
+    # the CPUs matter with an engine (its threads) and to blk-mq (the software queues
+    # its hardware contexts are mapped from)
+    uses_cpu = engine is not None or any(d.queue is not None and d.queue.scheduler in MQ_SCHEDULERS
+                                         for d in devices)
+    params = parameters(run, devices, block, workload, engine, cpu if uses_cpu else None,
+                        placement, mounts, fs, page_cache, kernel)
     assert not any(k.split(".")[0] in NOT_PARAMETERS for k in params)
     digest = config_hash(params)      # of the configuration as written (pipeline.scaling)
     params = effective_parameters(params, workload, run.scale)
     return RunSpec(experiment, run, results, devices, block, workload, params,
-                   digest, code_version, engine, cpu if engine else None,
-                   placement, mounts, page_cache, meta, ad_hoc_overrides(cfg))
+                   digest, code_version, engine, cpu if uses_cpu else None,
+                   placement, mounts, page_cache, meta, ad_hoc_overrides(cfg), kernel)
 
 
 def _placement(raw: Any, used: list[str], top: list[str]) -> dict:

@@ -5,25 +5,41 @@ from dataclasses import dataclass
 
 from ..checks import MAX_SECONDS, above, at_least, at_most
 
-SCHEDULERS = ("noop", "deadline", "cfq")
+LEGACY_SCHEDULERS = ("noop", "deadline", "cfq")     # the legacy request queue (base.py)
+MQ_SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")   # blk-mq (mq/)
+SCHEDULERS = LEGACY_SCHEDULERS + MQ_SCHEDULERS
 
 
 @dataclass(frozen=True)
 class BlockConfig:
     """Request-queue knobs under their sysfs names.
 
-    ``scheduler``: noop | deadline | cfq (``queue/scheduler``).
-    ``nr_requests``: requests that may be allocated per queue; one more submitter sleeps.
+    ``scheduler`` (``queue/scheduler``): noop | deadline | cfq pick the legacy request
+    queue; none | mq-deadline | kyber | bfq pick blk-mq (``models/block/mq/``). ``None``
+    (YAML ``null``): the ``kernel``'s default, resolved by the pipeline
+    (``models/linux.py``) before a queue is built.
+    ``nr_requests``: requests that may be allocated per queue (blk-mq: per hardware
+    context, the scheduler tags); one more submitter sleeps. ``None``: the kernel's
+    default - 128 (``BLKDEV_MAX_RQ``) on the legacy queue; on blk-mq the hardware
+    context's tag depth with ``none``, twice ``min(tag depth, 128)`` with a scheduler
+    (``blk_mq_init_sched``).
     ``max_sectors_kb``: largest request the queue builds by merging (and the size bios
     are split to).
     deadline (``queue/iosched/``): ``read_expire_ms``, ``write_expire_ms``,
     ``fifo_batch``, ``writes_starved``, ``front_merges``.
+    mq-deadline reads the same five (its sysfs names and defaults are deadline's).
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``.
+    kyber: ``read_lat_nsec``, ``write_lat_nsec`` (target latencies, 2 ms / 10 ms).
+    bfq: ``slice_idle_ms`` (how long an emptied sync queue keeps the device for its
+    process's next request, 8 ms; rotational devices only), ``timeout_sync_ms``
+    (longest service of one queue, 125 ms),
+    ``max_budget_sectors`` (sysfs ``max_budget``: sectors one queue may be served per
+    turn; the kernel's 0 = auto-tune is not modelled, 16384 is its fixed default).
     """
 
-    scheduler: str = "noop"
-    nr_requests: int = 128
+    scheduler: str | None = "noop"
+    nr_requests: int | None = 128
     max_sectors_kb: int = 512
     read_expire_ms: float = 500.0
     write_expire_ms: float = 5000.0
@@ -33,11 +49,23 @@ class BlockConfig:
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0
+    read_lat_nsec: int = 2_000_000
+    write_lat_nsec: int = 10_000_000
+    slice_idle_ms: float = 8.0
+    timeout_sync_ms: float = 125.0
+    max_budget_sectors: int = 16384
 
     def __post_init__(self) -> None:
-        if self.scheduler not in SCHEDULERS:
+        if self.scheduler is not None and self.scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler: must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
-        at_least(self, 1, "nr_requests")
+        if self.nr_requests is not None:
+            at_least(self, 1, "nr_requests")
+        at_least(self, 1, "read_lat_nsec", "write_lat_nsec", "max_budget_sectors")
+        above(self, 0, "timeout_sync_ms")
+        at_least(self, 0, "slice_idle_ms")
+        at_most(self, MAX_SECONDS * 1e3, "slice_idle_ms")
+        at_most(self, MAX_SECONDS * 1e3, "timeout_sync_ms")
+        at_most(self, MAX_SECONDS * 1e9, "read_lat_nsec", "write_lat_nsec")
         at_least(self, 4, "max_sectors_kb")
         above(self, 0, "read_expire_ms", "write_expire_ms", "slice_sync_ms", "slice_async_ms")
         at_most(self, MAX_SECONDS * 1e3, "read_expire_ms", "write_expire_ms", "slice_sync_ms",

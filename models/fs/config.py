@@ -90,7 +90,8 @@ class FsConfig:
       ``xfssyncd_centisecs``); zfs ``zfs_txg_timeout`` (5 s).
     - ``stable_pages``: ``write()`` to a page under writeback waits for it (every
       device in Linux 3.0-3.8; from 3.9 only devices that need stable pages,
-      commit 1d1d1a767206).
+      commit 1d1d1a767206). The pipeline's default is ``None``: the ``kernel``'s
+      (``models/linux.py``), as for ``sfr_write_waits``.
     - ``sfr_write_waits``: ``SYNC_FILE_RANGE_WRITE`` writes with ``WB_SYNC_ALL`` and so
       waits for dirty pages already under writeback (every kernel before 4.20,
       commit 23d0127096cb); ``False`` models the newer ``WB_SYNC_NONE`` behaviour.
@@ -115,8 +116,8 @@ class FsConfig:
     data: str = "ordered"
     journal_bytes: int | str = "128m"
     commit_interval_s: float | None = None
-    stable_pages: bool = False
-    sfr_write_waits: bool = True
+    stable_pages: bool | None = False
+    sfr_write_waits: bool | None = True
     fallocate_supported: bool | None = None
     osync_is_dsync: bool | None = None
     syscall_ns: int = 1_000

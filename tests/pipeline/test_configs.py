@@ -6,6 +6,8 @@ import dataclasses
 import pytest
 import yaml
 
+from models.block import MQ_SCHEDULERS
+
 from pipeline import registry
 from pipeline.errors import ConfigError
 from pipeline.job import execute
@@ -133,7 +135,14 @@ def _engine_case(option: str) -> list[str]:
 
 
 EXPERIMENTS = [_experiment_param(e) for e in _options("experiment")]
-GROUP_CASES = ([[f"block={o}"] for o in _options("block")]
+def _block_case(option: str) -> list[str]:
+    """A blk-mq scheduler needs a kernel that has blk-mq (the default is 2.6.18)."""
+    mq = _entry("block", option).get("scheduler") in MQ_SCHEDULERS
+    return [f"block={option}"] + (["kernel='5.15'"] if mq else [])
+
+
+GROUP_CASES = ([_block_case(o) for o in _options("block")]
+               + [[f"kernel='{o}'", "block=default"] for o in _options("kernel")]
                + [[f"run={o}"] for o in _options("run")]
                + _unregistered([_workload_case(o) for o in _options("workload")])
                + [_device_case(o) for o in _options("device") if not _needs_members(o)]

@@ -46,6 +46,10 @@ CASES = [
                  id="nan-sample-interval"),
     pytest.param(["block.read_expire_ms=inf"], "block.read_expire_ms", id="inf-expiry"),
     pytest.param(["cpu.ghz=inf"], "cpu.ghz", id="inf-clock"),
+    pytest.param(["kernel=5.15"], "block.scheduler", id="legacy-elevator-on-5.15"),
+    pytest.param(["block=kyber"], "block.scheduler", id="blk-mq-scheduler-on-2.6.18"),
+    pytest.param(["kernel=3.1"], "kernel", id="unknown-kernel-release"),
+    pytest.param(["kernel.version=4.4"], "kernel.version", id="unknown-kernel-version"),
 ]
 
 

@@ -62,7 +62,7 @@ def test_parameters_are_flat_and_prefixed_by_component(fake_devices):
     assert p["block.scheduler"] == "noop" and p["block.nr_requests"] == 128
     assert p["workload.type"] == "fio" and p["workload.filename"] == "sda"
     assert p["workload.bs"] == "4k"     # FioConfig's default, resolved
-    assert all(k.split(".")[0] in ("run", "device", "block", "workload") for k in p)
+    assert all(k.split(".")[0] in ("run", "kernel", "device", "block", "workload") for k in p)
     assert not any(k.startswith("results.") for k in p)
     assert [d.name for d in spec.devices] == ["d0", "d1", "sda"]   # members first
     assert spec.top_level == ("sda",)
