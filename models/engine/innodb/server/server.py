@@ -154,6 +154,21 @@ class InnoDBServer:
         return self.files.read(page)
 
     # -- pages -----------------------------------------------------------------------------
+    def _hits(self, pages) -> int:
+        """``buf_page_get`` of the leading pages of ``pages`` that are resident (no
+        simulated time passes); returns the index of the first that is not (or the
+        length): ``_touch`` takes it from there."""
+        pool = self.pool
+        old, young, access = pool.old, pool.young, pool.access
+        i = 0
+        for p in pages:
+            if p not in old and p not in young:
+                break
+            access(p)
+            i += 1
+        pool.read_requests += i
+        return i
+
     def _touch(self, pages):
         """Generator: ``buf_page_get`` of each page in turn."""
         pool = self.pool
@@ -257,7 +272,9 @@ class InnoDBServer:
         if op.variant in ("order", "distinct"):
             cycles += rows * cfg.sort_row_cycles
         yield from cpu.run(cycles)
-        yield from self._touch(pages)
+        i = self._hits(pages)
+        if i < len(pages):
+            yield from self._touch(pages[i:])
         self.rows_read += rows
 
     def _change(self, thd: int, t: ServerTrx, tbl: TableLayout, op):
@@ -291,7 +308,9 @@ class InnoDBServer:
                     if leaf2 != sp[-1]:
                         pages.append(leaf2)
                         changed.append(leaf2)
-        yield from self._touch(pages)
+        i = self._hits(pages)
+        if i < len(pages):
+            yield from self._touch(pages[i:])
         undo_bytes = UNDO_BYTES[kind]
         undo = self._undo_page(undo_bytes)
         changed.append(undo)
@@ -300,7 +319,9 @@ class InnoDBServer:
             t.ctrx.undo = True
         yield from cpu.run(cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + cfg.lock_rec_cycles
                            + cfg.undo_record_cycles + self._row_cycles[kind])
-        yield from self._fix(changed)
+        io_fixed, resident = pool.io_fixed, pool.resident
+        if any(p in io_fixed or not resident(p) for p in changed):
+            yield from self._fix(changed)
         lsn = yield from self.redo.append(REDO_BYTES[kind] + undo_bytes, cfg.mtr_commit_cycles)
         for p in changed:
             pool.modify(p, lsn)
