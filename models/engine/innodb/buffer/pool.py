@@ -89,6 +89,14 @@ class WritePool(MidpointLRU):
         """``buf_LRU_scan_and_free_block``: free the first replaceable page of the
         ``limit`` pages at the LRU tail."""
         flush_list, io_fixed = self.flush_list, self.io_fixed
+        if limit <= len(self.old):                # the common case: within the old sublist
+            for page in self.old:
+                if page not in flush_list and page not in io_fixed:
+                    self.evict(page)
+                    return True
+                limit -= 1
+                if limit == 0:
+                    return False
         for page in islice(self.tail(), limit):
             if page not in flush_list and page not in io_fixed:
                 self.evict(page)
