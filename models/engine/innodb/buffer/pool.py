@@ -127,7 +127,10 @@ class WritePool(MidpointLRU):
                 self.access(page)
                 return
         ev = self.reading[page] = Event(self.sim)
-        yield from self.get_free_block()
+        if self.free > 0:                   # get_free_block's first step, inline
+            self.free -= 1
+        else:
+            yield from self.get_free_block()
         self.reads += 1
         yield self.read(page)
         del self.reading[page]

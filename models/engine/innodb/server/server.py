@@ -48,7 +48,8 @@ from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
 
-WRITE_KINDS = ("update_index", "update_non_index", "insert", "delete")
+WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
+SORT_VARIANTS = frozenset(("order", "distinct"))
 # redo of the row change (MLOG_REC_UPDATE_IN_PLACE / _INSERT / _CLUST_DELETE_MARK and
 # the secondary-index records; compact format: type, space, page, offset, the fields)
 REDO_BYTES = {"update_non_index": 150, "update_index": 110, "insert": 250, "delete": 60}
@@ -263,13 +264,15 @@ class InnoDBServer:
         rows = op.rows
         ix = tbl.indexes[op.index]
         pos = op.key - 1
-        pages = ix.path(pos) + ix.leaves(pos, rows)[1:]
+        pages = ix.path(pos)
+        if rows > 1:
+            pages += ix.leaves(pos, rows)[1:]
         if op.index != PRIMARY:          # each entry leads to its row in the clustered index
             for j in range(rows):
                 pk = (op.key + j) * 7919 % tbl.rows + 1
                 pages += tbl.primary.path(pk - 1)
         cycles = cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + rows * cfg.row_read_cycles
-        if op.variant in ("order", "distinct"):
+        if op.variant in SORT_VARIANTS:
             cycles += rows * cfg.sort_row_cycles
         yield from cpu.run(cycles)
         i = self._hits(pages)
