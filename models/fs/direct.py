@@ -49,8 +49,10 @@ def contiguous_block(f: File, p0: int, p1: int, op: int) -> int:
     b0 = blocks[0]
     if b0 < 0 or blocks[-1] - b0 != n - 1 or (n > 2 and blocks != list(range(b0, b0 + n))):
         return -1
-    if op == READ and any(s & UNWRITTEN for s in f.state[p0:p1].tolist()):
-        return -1
+    if op == READ:
+        for s in f.state[p0:p1].tolist():
+            if s & UNWRITTEN:
+                return -1
     return b0
 
 
