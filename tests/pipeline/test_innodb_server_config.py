@@ -26,6 +26,13 @@ BAD = [
 ]
 
 
+def _one_line_exit_2(code: int, err: str, key: str, message: str, tmp_path) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err[-2000:]
+    assert lines[0].startswith(f"error: {key}: ") and message in lines[0], lines[0]
+    assert all_files(tmp_path) == []
+
+
 @pytest.fixture(autouse=True)
 def fixed_code_version(monkeypatch):
     monkeypatch.setattr(pipeline.version, "code_version", lambda: "test:innodb_server")
@@ -37,11 +44,7 @@ def test_bad_server_variables_are_one_line_exit_2(tmp_path, monkeypatch, capfd, 
     monkeypatch.chdir(tmp_path)
     code = main(["engine=innodb_server_56", "workload=mysqlslap_write",
                  f"results.dir={tmp_path / 'out'}", override])
-    err = capfd.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert lines[0].startswith(f"error: {key}: ") and message in lines[0], lines[0]
-    assert all_files(tmp_path) == []
+    _one_line_exit_2(code, capfd.readouterr().err, key, message, tmp_path)
 
 
 # with the workload that lays tables out (sysbench: ``create_tables`` at build time), and
@@ -65,11 +68,7 @@ def test_bad_server_input_under_sysbench_is_one_line_exit_2(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     code = main(["engine=innodb_server_56", "workload=sysbench", "workload.table_size=1000",
                  f"results.dir={tmp_path / 'out'}", *overrides])
-    err = capfd.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert lines[0].startswith(f"error: {key}: ") and message in lines[0], lines[0]
-    assert all_files(tmp_path) == []
+    _one_line_exit_2(code, capfd.readouterr().err, key, message, tmp_path)
 
 
 def test_the_log_size_rule_is_innodbs_both_ways():
