@@ -210,6 +210,11 @@ class InnoDBServer:
     # -- transactions ---------------------------------------------------------------------
     def run(self, thd: int, trx: Transaction):
         """Generator: run ``trx`` for client thread ``thd`` until it has committed."""
+        if self.conc is None and not trx.autocommit:
+            return self._transaction(thd, trx.ops, True)     # one generator frame less
+        return self._run(thd, trx)
+
+    def _run(self, thd: int, trx: Transaction):
         if self.conc is not None:
             ev = self.conc.acquire()
             if not ev.triggered:
