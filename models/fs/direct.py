@@ -63,6 +63,12 @@ def direct_bios(fs, f: File, op: int, off: int, n: int, issuer: int) -> list:
     b0 = contiguous_block(f, p0, p1, op)
     if b0 >= 0:
         return [IORequest(op, b0 * P + (off - p0 * P), n, None, True, False, issuer)]
+    return run_bios(f, op, off, n, issuer)
+
+
+def run_bios(f: File, op: int, off: int, n: int, issuer: int) -> list:
+    """``direct_bios`` of any layout: the runs of the block map, on arrays."""
+    p0, p1 = off // P, -(-(off + n) // P)
     pages = np.arange(p0, p1)
     blocks = f.block[p0:p1].copy()
     if op == READ:
