@@ -118,6 +118,7 @@ def main() -> None:
         prof.disable()
         print(json.dumps(out))
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        pstats.Stats(prof).sort_stats("cumtime").print_stats(45)
         return
     print(json.dumps(run(a.time, a.threads, a.tables, a.table_size, a.device)))
 

@@ -39,7 +39,7 @@ Metric columns never start with a config section name (``run``, ``device``, ``bl
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -151,8 +151,22 @@ def build(spec: RunSpec) -> Stack:
         workload = kind.make(sim, wl.config, target, component_rng(spec.seed, "workload"),
                              spec.run.scale, wl.extras)
     except ValueError as ex:
-        raise from_value_error("workload", ex) from None
+        raise from_value_error(_workload_error_owner(spec, ex), ex) from None
     return Stack(sim, devices, queues, workload, filesystems, cache, engine)
+
+
+def _workload_error_owner(spec: RunSpec, ex: ValueError) -> str:
+    """``workload``, or ``engine`` when the key of ``ex`` is a server variable the
+    workload only met through the engine (``create_tables`` checks the tablespace)."""
+    key = from_value_error("", ex).key.split(".")[0]
+    if spec.engine is not None and is_dataclass(spec.engine.config):
+        engine_keys = {f.name for f in fields(spec.engine.config)}
+        wl_cfg = spec.workload.config
+        wl_keys = ({f.name for f in fields(wl_cfg)}
+                   if is_dataclass(wl_cfg) else set())
+        if key in engine_keys and key not in wl_keys:
+            return "engine"
+    return "workload"
 
 
 class _Sampler:

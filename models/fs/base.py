@@ -230,6 +230,18 @@ class Filesystem:
 
     def submit_and_wait(self, bios: list[IORequest]):
         """Generator: submit bios (one plug) and wait for all of them."""
+        if len(bios) == 1:                       # one bio: wait on its own event
+            bio = bios[0]
+            ev = Event(self.sim)
+            bio.on_done = ev.succeed
+            if self.cfg.bio_ns:
+                yield self.cfg.bio_ns
+            gate = self.queue.submit(bios, plug=False)
+            if gate is not None:
+                self.stats_blocked_submits += 1
+                yield gate
+            yield from self.wait(ev)
+            return
         evs = []
         for bio in bios:
             ev = Event(self.sim)

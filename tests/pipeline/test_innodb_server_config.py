@@ -26,6 +26,13 @@ BAD = [
 ]
 
 
+def _one_line_exit_2(code: int, err: str, key: str, message: str, tmp_path) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err[-2000:]
+    assert lines[0].startswith(f"error: {key}: ") and message in lines[0], lines[0]
+    assert all_files(tmp_path) == []
+
+
 @pytest.fixture(autouse=True)
 def fixed_code_version(monkeypatch):
     monkeypatch.setattr(pipeline.version, "code_version", lambda: "test:innodb_server")
@@ -37,8 +44,40 @@ def test_bad_server_variables_are_one_line_exit_2(tmp_path, monkeypatch, capfd, 
     monkeypatch.chdir(tmp_path)
     code = main(["engine=innodb_server_56", "workload=mysqlslap_write",
                  f"results.dir={tmp_path / 'out'}", override])
-    err = capfd.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert lines[0].startswith(f"error: {key}: ") and message in lines[0], lines[0]
-    assert all_files(tmp_path) == []
+    _one_line_exit_2(code, capfd.readouterr().err, key, message, tmp_path)
+
+
+# with the workload that lays tables out (sysbench: ``create_tables`` at build time), and
+# keys whose check needs another section (the page cache's memory, the thread limit)
+BAD_SYSBENCH = [
+    (["engine.innodb_data_file_path=ibdata1:12M", "engine.innodb_file_per_table=false"],
+     "engine.innodb_data_file_path", "ibdata1 is too small for the tables"),
+    (["engine.innodb_log_file_size=1M", "engine.innodb_thread_concurrency=64"],
+     "engine.innodb_log_file_size", "too small for innodb_thread_concurrency 64"),
+    (["engine.innodb_buffer_pool_size=2G", "page_cache.memory_bytes=1g"],
+     "engine.innodb_buffer_pool_size", "larger than the machine's memory"),
+    (["engine.innodb_old_blocks_pct=2"], "engine.innodb_old_blocks_pct", "must be in 5..95"),
+    (["engine.innodb_lru_scan_depth=10"], "engine.innodb_lru_scan_depth", "must be >= 100"),
+]
+
+
+@pytest.mark.parametrize("overrides,key,message", BAD_SYSBENCH,
+                         ids=[b[1] + "-" + str(i) for i, b in enumerate(BAD_SYSBENCH)])
+def test_bad_server_input_under_sysbench_is_one_line_exit_2(tmp_path, monkeypatch, capfd,
+                                                            overrides, key, message):
+    monkeypatch.chdir(tmp_path)
+    code = main(["engine=innodb_server_56", "workload=sysbench", "workload.table_size=1000",
+                 f"results.dir={tmp_path / 'out'}", *overrides])
+    _one_line_exit_2(code, capfd.readouterr().err, key, message, tmp_path)
+
+
+def test_the_log_size_rule_is_innodbs_both_ways():
+    """``log_calc_max_ages``: 2 x 1M of log holds the margins of 10 threads
+    (``innodb_thread_concurrency=0``) but not of 10 + 64; 2 x 6M holds both."""
+    from models.engine.innodb.log_checkpoint import calc_max_ages
+
+    capacity = 2 * (2**20 - 2048)
+    assert calc_max_ages(capacity, 0)["max_checkpoint_age"] > 0
+    with pytest.raises(ValueError, match="^innodb_log_file_size: .*too small"):
+        calc_max_ages(capacity, 64)
+    assert calc_max_ages(2 * (6 * 2**20 - 2048), 64)["max_checkpoint_age"] > 0

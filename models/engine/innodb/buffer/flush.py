@@ -39,7 +39,7 @@ own scheduling (a write completes when the filesystem says so).
 from __future__ import annotations
 
 from functools import partial
-from itertools import islice
+from itertools import filterfalse, islice
 
 from ....sim import Event, all_of
 from .pool import WritePool
@@ -183,9 +183,7 @@ class Flusher:
         or a page flushed."""
         pool = self.pool
         victim = None
-        for page in pool.tail():
-            if page in pool.io_fixed:
-                continue
+        for page in filterfalse(pool.io_fixed.__contains__, pool.tail()):
             if page not in pool.flush_list:
                 pool.evict(page)
                 return True

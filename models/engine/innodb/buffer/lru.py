@@ -36,6 +36,8 @@ class MidpointLRU:
         self.capacity = capacity
         self.old_ratio = old_blocks_pct / 100.0
         self.old_time_ns = old_blocks_time_ms * 1_000_000
+        # a young page is too old past this many evictions since it was made young
+        self.young_span = capacity * (1.0 - self.old_ratio) / 4
         self.young: OrderedDict = OrderedDict()   # LRU end first
         self.old: OrderedDict = OrderedDict()
         self.first_access: dict = {}
@@ -68,8 +70,7 @@ class MidpointLRU:
         return False
 
     def _young_too_old(self, page) -> bool:
-        return (self.evictions - self.young_clock.get(page, 0)
-                > self.capacity * (1.0 - self.old_ratio) / 4)
+        return self.evictions - self.young_clock.get(page, 0) > self.young_span
 
     def _adjust_old(self) -> None:
         """Keep the old sublist at innodb_old_blocks_pct of the list (+- 20 pages)."""
@@ -118,7 +119,8 @@ class MidpointLRU:
                 self.young_clock[page] = self.evictions
                 self.made_young += 1
                 self._adjust_old()
-        elif page in self.young and self._young_too_old(page):
+        elif (page in self.young
+              and self.evictions - self.young_clock.get(page, 0) > self.young_span):
             self.young.move_to_end(page)
             self.young_clock[page] = self.evictions
             self.made_young += 1

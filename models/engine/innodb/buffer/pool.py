@@ -31,7 +31,7 @@ read-ahead (``innodb.read_ahead`` serves the full scan's pool).
 """
 from __future__ import annotations
 
-from itertools import islice
+from itertools import filterfalse, islice
 
 from ....sim import Event
 from .lru import MidpointLRU
@@ -88,9 +88,12 @@ class WritePool(MidpointLRU):
     def scan_and_free(self, limit: int) -> bool:
         """``buf_LRU_scan_and_free_block``: free the first replaceable page of the
         ``limit`` pages at the LRU tail."""
-        flush_list, io_fixed = self.flush_list, self.io_fixed
-        for page in islice(self.tail(), limit):
-            if page not in flush_list and page not in io_fixed:
+        io_fixed = self.io_fixed
+        # the tail is mostly dirty pages: skip them at C speed (a page being written is
+        # still on the flush list, so the io_fixed test only sees the clean ones)
+        pages = islice(self.old if limit <= len(self.old) else self.tail(), limit)
+        for page in filterfalse(self.flush_list.__contains__, pages):
+            if page not in io_fixed:
                 self.evict(page)
                 return True
         return False
@@ -124,7 +127,10 @@ class WritePool(MidpointLRU):
                 self.access(page)
                 return
         ev = self.reading[page] = Event(self.sim)
-        yield from self.get_free_block()
+        if self.free > 0:                   # get_free_block's first step, inline
+            self.free -= 1
+        else:
+            yield from self.get_free_block()
         self.reads += 1
         yield self.read(page)
         del self.reading[page]

@@ -62,6 +62,11 @@ class IndexLayout:
             self.base = [root]
         self.end_page = p                      # first page after this index's pages
         self.extra: dict[int, int] = {}        # leaf index beyond the load -> page_no
+        # the root's page id, and (first page id, leaves per page) of each level below
+        # it down to the one above the leaves: ``path`` on ints, no power per level
+        self._root = self.space | self.base[-1]
+        self._inner = [(self.space | self.base[lvl], self.fanout ** lvl)
+                       for lvl in range(self.height - 2, 0, -1)]
 
     @property
     def n_leaves(self) -> int:
@@ -74,18 +79,19 @@ class IndexLayout:
         """Page ids root to leaf of entry ``pos`` (0-based, in key order); a position
         beyond the loaded range ends at its appended leaf if there is one, else at the
         last leaf."""
-        leaf = self.leaf_index(pos)
-        sp, base, top = self.space, self.base, self.height - 1
-        last = self.n_leaves - 1
-        beyond = self.extra.get(leaf) if leaf > last else None
-        leaf = min(leaf, last)
-        out = [sp | base[top]]
-        for lvl in range(top - 1, 0, -1):
-            out.append(sp | (base[lvl] + leaf // self.fanout ** lvl))
-        if top > 0:
-            out.append(sp | (base[0] + leaf))
+        leaf = (pos if pos > 0 else 0) // self.per_leaf
+        last = self.level_pages[0] - 1
+        beyond = None
+        if leaf > last:
+            beyond = self.extra.get(leaf)
+            leaf = last
+        out = [self._root]
+        for first, span in self._inner:
+            out.append(first + leaf // span)
+        if self.height > 1:
+            out.append(self.space | (self.base[0] + leaf))
         if beyond is not None:
-            out[-1] = sp | beyond
+            out[-1] = self.space | beyond
         return out
 
     def leaves(self, pos: int, count: int) -> list[int]:
