@@ -34,7 +34,7 @@ def warmup(values, window: int | None = None, band: float = BAND) -> int:
     out = np.abs(ma - final) > band * abs(final)
     if not out.any():
         return 0
-    return int(ends[np.nonzero(out)[0][-1]])        # the window after the last miss
+    return int(ends[np.nonzero(out)[0][-1]]) + 1    # the end of the first window in for good
 
 
 def burst_sustained(values) -> dict:
