@@ -138,8 +138,10 @@ STYLES: dict[str, Style] = {
         xlabel="case"),
     "flushing": Style(
         "series", "E8 InnoDB flushing against the redo log: throughput and checkpoint age "
-        "per flushing algorithm", label=_case_label, covers=("run.case", "engine.*"),
-        details=True, extra={"group": lambda r: str(r.get("device.sda.type"))}),
+        "per flushing algorithm", label=lambda r: str(r.get("run.case")).split("/")[-1],
+        covers=("run.case", "engine.*", "device.*"), details=True,
+        extra={"group": lambda r: {"hdd": "2 x 15k HDD, RAID 0", "ssd": "SATA SSD"}.get(
+            str(r.get("run.case")).split("/")[0], "")}),
     "disk_validation": Style(
         "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
         "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,
