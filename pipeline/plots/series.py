@@ -56,6 +56,7 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
         bottom.set_ylabel("checkpoint age (% of max_checkpoint_age)")
         bottom.set_xlabel("simulated time (min)")
         bottom.set_ylim(0, 105)
+        top.set_ylim(bottom=0)
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
         top.legend(fontsize=7, loc="lower right")
