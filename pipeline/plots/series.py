@@ -40,17 +40,21 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
     if not groups:
         raise ValueError("no run has an engine table (results.details=true)")
     plt = pyplot()
+    names = sorted({line[0] for lines in groups.values() for line in lines})
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {n: cycle[i % len(cycle)] for i, n in enumerate(names)}   # same in every column
     ncol = len(groups)
     fig, axes = plt.subplots(2, ncol, figsize=(6.5 * ncol, 7.0), squeeze=False, sharex="col")
     for j, (g, lines) in enumerate(sorted(groups.items())):
         top, bottom = axes[0][j], axes[1][j]
         for name, t, trx, age, m in lines:
             t = np.asarray(t) / 60.0
-            top.plot(t, trx, lw=1.0, label=name)
-            bottom.plot(t, 100.0 * np.asarray(age) / m, lw=1.0, label=name)
+            top.plot(t, trx, lw=1.0, label=name, color=colour[name])
+            bottom.plot(t, 100.0 * np.asarray(age) / m, lw=1.0, label=name, color=colour[name])
         for frac, txt in ((7 / 8, "async point"), (15 / 16, "sync point")):
             bottom.axhline(100 * frac, color="0.4", ls=":", lw=0.8)
-            bottom.text(0, 100 * frac, txt, fontsize=7, va="bottom", color="0.3")
+            bottom.text(0.01, 100 * frac, txt, fontsize=7, va="bottom", color="0.3",
+                        transform=bottom.get_yaxis_transform())
         top.set_title(g, fontsize=10)
         top.set_ylabel("transactions committed (trx/s)")
         bottom.set_ylabel("checkpoint age (% of max_checkpoint_age)")
