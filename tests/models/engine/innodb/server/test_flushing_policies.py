@@ -144,3 +144,27 @@ def test_too_small_log_stalls_throughput_without_age_flushing_estimate_keeps_a_b
     age = np.array([r["checkpoint_age"] for r in ts])
     assert tps[2:].min() > 0.5 * np.median(tps)
     assert age.max() < srv.ckpt.max_modified_age_async
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(version="5.5", innodb_adaptive_checkpoint="estimate"),
+     "innodb_adaptive_checkpoint: a Percona Server variable (version percona_5.1)"),
+    (dict(version="percona_5.5", innodb_adaptive_checkpoint="reflex"),
+     "innodb_adaptive_checkpoint: a Percona Server variable"),
+    (dict(version="percona_5.5", innodb_adaptive_flushing_method="reflex"),
+     "innodb_adaptive_flushing_method: must be one of native, estimate, keep_average"),
+    (dict(version="5.6", innodb_flush_neighbor_pages="cont"),
+     "innodb_flush_neighbor_pages: a Percona Server variable"),
+    (dict(version="percona_5.1", innodb_flush_neighbors=0),
+     "innodb_flush_neighbors: a MySQL 5.6 variable")])
+def test_percona_variables_only_on_percona_versions(kw, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        InnoDBServerConfig(**kw)
+
+
+@pytest.mark.parametrize("value,rule", [("area", 2), ("cont", 1), ("none", 0)])
+def test_flush_neighbor_pages_is_the_neighbour_rule(value, rule):
+    cfg = InnoDBServerConfig(version="percona_5.5", innodb_flush_neighbor_pages=value)
+    assert cfg.flush_neighbors == rule and cfg.generation == "5.5"
+    assert InnoDBServerConfig(version="5.5").flush_neighbors == 2     # no variable: the area
+    assert InnoDBServerConfig(version="5.6", innodb_flush_neighbors=1).flush_neighbors == 1
