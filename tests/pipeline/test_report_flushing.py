@@ -16,7 +16,9 @@ def _write(root, case, tps, ages):
     row = {"experiment": "flushing", "config_hash": case.replace("/", "-"), "status": "ok",
            "run.scale": 1.0, "run.case": case, "sysbench.tps": sum(tps) / len(tps)}
     engine = pa.table({"t_s": [float(i + 1) for i in range(len(tps))], "trx": tps,
-                       "checkpoint_age": ages, "max_checkpoint_age": [1000] * len(tps)})
+                       "flushed_list": [t // 2 for t in tps], "flushed_lru": [0] * len(tps),
+                       "flushed_single": [0] * len(tps), "checkpoint_age": ages,
+                       "max_checkpoint_age": [1000] * len(tps)})
     write_run(root, "flushing", row["config_hash"],
               {"engine": engine, "summary": summary_table(row)})
 
