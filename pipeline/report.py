@@ -70,7 +70,7 @@ _RA_COLS = ("workload.read_ahead", "workload.aio_pages_per_submit",
 class Style:
     """How an experiment is drawn."""
 
-    kind: str                                   # bars | lines | cdf | facets
+    kind: str                                   # bars | lines | cdf | facets | series
     title: str
     metrics: tuple[str, ...] = ()               # panels (reference metrics are added)
     x: str | None = None                        # lines: the x parameter
@@ -136,6 +136,12 @@ STYLES: dict[str, Style] = {
         metrics=("sfr_stall.sfr_lat_p99_ms", "buffered_write.write_lat_p99_ms"), log=True,
         label=_case_label, covers=("run.case", "workload.*", "fs.*", "block.*", "device.*"),
         xlabel="case"),
+    "flushing": Style(
+        "series", "E8 InnoDB flushing against the redo log: throughput and checkpoint age "
+        "per flushing algorithm", label=lambda r: str(r.get("run.case")).split("/")[-1],
+        covers=("run.case", "engine.*", "device.*"), details=True,
+        extra={"group": lambda r: {"hdd": "2 x 15k HDD, RAID 0", "ssd": "SATA SSD"}.get(
+            str(r.get("run.case")).split("/")[0], "")}),
     "disk_validation": Style(
         "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
         "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,
@@ -215,6 +221,11 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
         style = replace(style, title=f"{style.title}\n{note}")
     overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
     notes = notes_from_checks(checks)
+    if style.kind == "series":
+        from .plots import series
+
+        return series.draw(rows, path, style.title, results_dir, series=style.label,
+                           notes=notes, **style.extra)
     panels = [] if style.kind == "cdf" else _panels(style, rows, overlays, metrics)
     if style.kind == "facets":
         from .naming import key_columns, swept_keys

@@ -20,7 +20,9 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   dirty pages contiguous with the flushed one inside its 64-page area
   (``BUF_READ_AHEAD_AREA``), with 2 every dirty page of the area; an LRU flush takes
   only neighbours in the old sublist. Before 5.6 there is no variable and the whole
-  area is flushed (2); ``0`` turns neighbours off.
+  area is flushed (2); ``0`` turns neighbours off. Percona names the rule
+  ``innodb_flush_neighbor_pages`` (area / cont / none); ``InnoDBServerConfig.
+  flush_neighbors`` resolves it to 2 / 1 / 0, which is what ``flush_neighbors`` gets.
 - **Write-ahead rule** (``buf_flush_write_block_low``): the redo log is flushed up to
   the batch's newest modification before any page of it is written.
 - **Writes**: with doublewrite the batch goes through the buffer in chunks of its
@@ -62,7 +64,7 @@ class Flusher:
         self.redo = redo
         self.dblwr = dblwr
         self.version = version
-        self.neighbors = flush_neighbors if version == "5.6" or not flush_neighbors else 2
+        self.neighbors = flush_neighbors        # 0 | 1 | 2 (InnoDBServerConfig.flush_neighbors)
         self.write_slots = write_io_threads * AIO_SLOTS_PER_THREAD
         self.data_fsync = data_fsync
         self.list_batch_end: Event | None = None

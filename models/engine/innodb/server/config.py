@@ -14,6 +14,16 @@ the algorithms that differ between releases:
 - ``5.6``: the page cleaner thread: LRU tail by ``innodb_lru_scan_depth``, then the
   flush list by ``max(af_get_pct_for_dirty, af_get_pct_for_lsn)`` of
   ``innodb_io_capacity``, capped at ``innodb_io_capacity_max``.
+- ``percona_5.1``: Percona XtraDB 5.1 (on the InnoDB plugin: the 5.5 generation's
+  master thread, ``innodb_io_capacity``): with ``innodb_adaptive_flushing`` the
+  plugin's flushing (it takes priority), else ``innodb_adaptive_checkpoint`` =
+  ``none`` | ``reflex`` | ``estimate`` | ``keep_average``.
+- ``percona_5.5``: Percona Server 5.5: ``innodb_adaptive_flushing_method`` =
+  ``native`` (5.5's) | ``estimate`` | ``keep_average`` when ``innodb_adaptive_flushing``
+  is on (Percona's own default is ``estimate``; the key's default is MySQL's ``native``).
+- Both Percona versions name the neighbour rule ``innodb_flush_neighbor_pages`` =
+  ``area`` (the 64-page area, the default) | ``cont`` (contiguous pages) | ``none``
+  in place of 5.6's ``innodb_flush_neighbors`` 2 | 1 | 0.
 
 CPU per operation (cycles of the ``cpu`` model; estimates, not calibrated against a
 published throughput): ``stmt_cycles`` (50,000 ~ 18 us at 2.8 GHz: packet receive and
@@ -38,7 +48,13 @@ from ....units import parse_size
 from ..commit_base import CommitConfig
 from ..tablespace import PAGE_SIZE
 
-VERSIONS = ("5.1", "5.5", "5.6")
+VERSIONS = ("5.1", "5.5", "5.6", "percona_5.1", "percona_5.5")
+# the MySQL generation whose buffer pool, doublewrite and log margins a version runs
+GENERATION = {"5.1": "5.1", "5.5": "5.5", "5.6": "5.6", "percona_5.1": "5.5",
+              "percona_5.5": "5.5"}
+ADAPTIVE_CHECKPOINT = ("none", "reflex", "estimate", "keep_average")     # XtraDB 5.1
+ADAPTIVE_FLUSHING_METHODS = ("native", "estimate", "keep_average")     # Percona 5.5
+FLUSH_NEIGHBOR_PAGES = {"none": 0, "cont": 1, "area": 2}               # Percona
 DATA_FLUSH_METHODS_DIRECT = ("O_DIRECT", "ALL_O_DIRECT")
 SERVER_CYCLE_KEYS = ("stmt_cycles", "page_access_cycles", "row_read_cycles",
                      "sort_row_cycles", "row_update_cycles", "row_insert_cycles",
@@ -63,6 +79,9 @@ class InnoDBServerConfig(CommitConfig):
     innodb_adaptive_flushing_lwm: float = 10.0
     innodb_flushing_avg_loops: int = 30
     innodb_flush_neighbors: int = 1
+    innodb_adaptive_checkpoint: str = "none"          # percona_5.1 only
+    innodb_adaptive_flushing_method: str = "native"   # percona_5.5 only
+    innodb_flush_neighbor_pages: str = "area"         # percona_* only
     innodb_lru_scan_depth: int = 1024
     innodb_doublewrite: bool = True
     innodb_read_io_threads: int = 4
@@ -109,12 +128,47 @@ class InnoDBServerConfig(CommitConfig):
                              f"{self.innodb_flushing_avg_loops}")
         if self.innodb_flush_neighbors not in (0, 1, 2):
             raise ValueError(f"innodb_flush_neighbors: must be 0, 1 or 2, got {self.innodb_flush_neighbors!r}")
+        self._check_percona()
         at_least(self, 100, "innodb_lru_scan_depth")
         for key in ("innodb_read_io_threads", "innodb_write_io_threads"):
             if not 1 <= getattr(self, key) <= 64:
                 raise ValueError(f"{key}: must be in 1..64, got {getattr(self, key)}")
         at_least(self, 64, "undo_ring_pages")
         self.data_file()
+
+    def _check_percona(self) -> None:
+        """Percona's variables: valid values, and only on the version that has them."""
+        for key, allowed, default, version in (
+                ("innodb_adaptive_checkpoint", ADAPTIVE_CHECKPOINT, "none", ("percona_5.1",)),
+                ("innodb_adaptive_flushing_method", ADAPTIVE_FLUSHING_METHODS, "native",
+                 ("percona_5.5",)),
+                ("innodb_flush_neighbor_pages", tuple(FLUSH_NEIGHBOR_PAGES), "area",
+                 ("percona_5.1", "percona_5.5"))):
+            value = getattr(self, key)
+            if value not in allowed:
+                raise ValueError(f"{key}: must be one of {', '.join(allowed)}, got {value!r}")
+            if value != default and self.version not in version:
+                raise ValueError(f"{key}: a Percona Server variable (version "
+                                 f"{' or '.join(version)}), not of version {self.version!r}")
+        if self.version.startswith("percona") and self.innodb_flush_neighbors != 1:
+            raise ValueError("innodb_flush_neighbors: a MySQL 5.6 variable; Percona Server "
+                             "5.1 / 5.5 name it innodb_flush_neighbor_pages (area, cont, none)")
+
+    @property
+    def generation(self) -> str:
+        """The MySQL release (5.1 / 5.5 / 5.6) whose mechanisms ``version`` runs."""
+        return GENERATION[self.version]
+
+    @property
+    def flush_neighbors(self) -> int:
+        """The neighbour rule ``Flusher`` applies: 0 none, 1 contiguous, 2 the area.
+        5.6: ``innodb_flush_neighbors``; Percona: ``innodb_flush_neighbor_pages``; 5.1 /
+        5.5 have no variable and flush the area (``innodb_flush_neighbors=0`` turns it off)."""
+        if self.version.startswith("percona"):
+            return FLUSH_NEIGHBOR_PAGES[self.innodb_flush_neighbor_pages]
+        if self.version == "5.6" or not self.innodb_flush_neighbors:
+            return self.innodb_flush_neighbors
+        return 2
 
     @property
     def pool_bytes(self) -> int:

@@ -47,6 +47,7 @@ from ..buffer.pool import WritePool
 from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
+from .series import Series
 
 WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
 SORT_VARIANTS = frozenset(("order", "distinct"))
@@ -83,13 +84,14 @@ class InnoDBServer:
         self.files = DataFiles(cfg, fs_system, fs_tablespace)
         self.pool = WritePool(sim, cfg.pool_pages, cfg.innodb_old_blocks_pct,
                               cfg.innodb_old_blocks_time, self._read)
-        self.dblwr = Doublewrite(self.files, cfg.version) if cfg.innodb_doublewrite else None
+        self.dblwr = Doublewrite(self.files, cfg.generation) if cfg.innodb_doublewrite else None
         self.flusher = Flusher(sim, self.pool, self.files, self.redo, self.dblwr,
-                               cfg.innodb_flush_neighbors, cfg.version,
+                               cfg.flush_neighbors, cfg.generation,
                                cfg.innodb_write_io_threads, cfg.data_fsync)
         self.ckpt = LogCheckpointer(sim, self.redo, self.pool, self.flusher, self.files,
-                                    cfg.version, cfg.innodb_thread_concurrency, cfg.data_fsync)
+                                    cfg.generation, cfg.innodb_thread_concurrency, cfg.data_fsync)
         self.cleaner = BackgroundFlusher(sim, cfg, self.pool, self.flusher, self.ckpt)
+        self.series = Series(sim, self)
         self.locks = LockTable(sim)
         self.conc = (Semaphore(sim, cfg.innodb_thread_concurrency, "srv_conc")
                      if cfg.innodb_thread_concurrency else None)
@@ -146,10 +148,12 @@ class InnoDBServer:
         self.started = True
         self.commit_path.start()
         self.cleaner.start()
+        self.series.start()
 
     def stop(self) -> None:
         self.commit_path.stop()
         self.cleaner.stop()
+        self.series.stop()
 
     def _read(self, page: int):
         return self.files.read(page)
@@ -409,8 +413,10 @@ class InnoDBServer:
             out[f"flush.{k}"] = v
         for k, v in self.commit_path.stats().items():
             out[f"commit.{k}"] = v
+        out["flushing_algorithm"] = self.cleaner.policy.name
+        out.update(self.series.summary())
         return out
 
     def timeseries(self) -> list[dict]:
-        """One row per simulated second (``BackgroundFlusher.samples``)."""
-        return self.cleaner.samples
+        """One row per simulated second (``series.Series``)."""
+        return self.series.rows

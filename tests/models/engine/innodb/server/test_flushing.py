@@ -65,7 +65,7 @@ def test_background_flush_rate_per_version():
 
 def test_pct_for_lsn_is_af_get_pct_for_lsn():
     sim, srv, fs, q = build(innodb_io_capacity=200, innodb_io_capacity_max=2000)
-    bg, ck = srv.cleaner, srv.ckpt
+    bg, ck = srv.cleaner.policy, srv.ckpt
     lwm = 0.10 * ck.capacity
     assert bg.pct_for_lsn(int(lwm) - 1) == 0
     age = ck.max_modified_age_async
@@ -73,5 +73,5 @@ def test_pct_for_lsn_is_af_get_pct_for_lsn():
     half = bg.pct_for_lsn(age // 2)
     assert 0 < half < bg.pct_for_lsn(age)
     sim, srv, fs, q = build(innodb_adaptive_flushing=False)
-    assert srv.cleaner.pct_for_lsn(srv.ckpt.max_modified_age_async // 2) == 0
-    assert srv.cleaner.pct_for_lsn(srv.ckpt.max_modified_age_async) > 0
+    assert srv.cleaner.policy.pct_for_lsn(srv.ckpt.max_modified_age_async // 2) == 0
+    assert srv.cleaner.policy.pct_for_lsn(srv.ckpt.max_modified_age_async) > 0

@@ -1,0 +1,92 @@
+"""What every background flushing policy answers, once per loop of the flushing thread
+(``buffer.cleaner.BackgroundFlusher``): how many pages of the LRU tail, how many of the
+flush list and up to which LSN, and whether the thread sleeps before its next loop.
+
+- ``FlushPolicy``: the interface. ``lru_depth(active)`` (the 5.6 page cleaner's LRU
+  batch; 0 elsewhere), ``plan(active)`` -> a ``Batch`` or None, ``done(flushed)`` with
+  the pages the batch wrote (called every loop, 0 when nothing was flushed), and two
+  attributes the thread reads after ``plan``: ``skip_sleep`` (XtraDB's ``skip_sleep``:
+  the next loop starts at once) and ``sleep_ns`` (the loop's period; XtraDB's
+  ``keep_average`` runs ten loops a second).
+- ``MasterThread``: the 1-second loop of ``srv_master_thread`` (5.1, 5.5, XtraDB):
+  above ``innodb_max_dirty_pages_pct`` a flush-list batch of ``PCT_IO(100)`` whatever
+  the algorithm, else the algorithm's ``adaptive()``.
+
+A policy reads the state (pool, flusher counters, log margins) and decides; the thread
+owns time, the batches and the checkpoint. Deliberately not modelled: the master
+thread's ``skip_sleep`` after a ``PCT_IO(100)`` batch in 5.1 / 5.5 (a policy that sets
+it is XtraDB's ``reflex``), its 10-second loop (purge, insert buffer), its background
+loop when the server is idle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LSN_MAX = 1 << 62
+SECOND_NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A flush-list batch (``buf_flush_list`` / ``buf_flush_batch(BUF_FLUSH_LIST)``): up
+    to ``pages`` pages (neighbours count) whose oldest modification is below
+    ``lsn_limit``. ``retry``: if another flush-list batch is running, wait for its end
+    and ask again (XtraDB's ``estimate`` polls every 5 ms) instead of giving up."""
+
+    pages: int
+    lsn_limit: int = LSN_MAX
+    retry: bool = False
+
+
+class FlushPolicy:
+    """``cfg``: the server config; ``pool`` (``WritePool``), ``flusher`` (``Flusher``),
+    ``ckpt`` (``LogCheckpointer``, which holds the redo log as ``ckpt.redo``)."""
+
+    name = ""
+    thread = "srv_master"
+
+    def __init__(self, cfg, pool, flusher, ckpt) -> None:
+        self.cfg = cfg
+        self.pool = pool
+        self.flusher = flusher
+        self.ckpt = ckpt
+        self.io_capacity = cfg.innodb_io_capacity
+        self.skip_sleep = False
+        self.sleep_ns = SECOND_NS
+
+    def pct_io(self, pct: float) -> int:
+        """``PCT_IO(p)``: p % of ``innodb_io_capacity`` pages."""
+        return int(self.io_capacity * pct / 100.0)
+
+    @property
+    def lsn(self) -> int:
+        return self.ckpt.redo.lsn
+
+    def lru_depth(self, active: bool) -> int:
+        return 0
+
+    def plan(self, active: bool) -> Batch | None:
+        raise NotImplementedError
+
+    def done(self, flushed: int) -> None:
+        pass
+
+
+class MasterThread(FlushPolicy):
+    """``srv_master_thread``'s once-a-second flushing (``srv0srv.c``); ``adaptive()`` is
+    the algorithm's, run below ``innodb_max_dirty_pages_pct``."""
+
+    def plan(self, active: bool) -> Batch | None:
+        self.skip_sleep = False
+        self.sleep_ns = SECOND_NS
+        if self.pool.dirty_pct() > self.cfg.innodb_max_dirty_pages_pct:
+            self.above_dirty_limit()
+            return Batch(self.pct_io(100))
+        return self.adaptive()
+
+    def above_dirty_limit(self) -> None:
+        """The ``PCT_IO(100)`` branch ran instead of the algorithm (XtraDB resets
+        ``lsn_old`` and ``prev_adaptive_checkpoint`` there)."""
+
+    def adaptive(self) -> Batch | None:
+        return None

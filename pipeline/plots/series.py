@@ -1,0 +1,70 @@
+"""Time-series panels of E8 (``flushing``): per run, the server's per-second ``engine``
+detail table (``models/engine/innodb/server/series.py``). One column of panels per
+group (``group``: the device, by default): throughput on top, the pages flushed per
+second (flush list + LRU + single-page) in the middle, the checkpoint age below as a
+share of ``max_checkpoint_age`` with the async (7/8) and sync (15/16) points drawn; one
+line per series (the flushing algorithm, by default)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from .common import finish, pyplot, save
+
+
+def _series(results_dir: str | Path, row: dict):
+    import duckdb
+
+    from ..sink import detail_file, run_dir
+
+    p = run_dir(results_dir, row["experiment"], row["config_hash"]) / detail_file("engine")
+    if not p.exists():
+        return None
+    return duckdb.connect().execute(
+        "SELECT list(t_s ORDER BY t_s), list(trx ORDER BY t_s), list(flushed_list + "
+        "flushed_lru + flushed_single ORDER BY t_s), list(checkpoint_age ORDER BY t_s), "
+        "max(max_checkpoint_age) FROM read_parquet($p)", {"p": str(p)}).fetchone()
+
+
+def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path | None,
+         series: Callable[[dict], str], group: Callable[[dict], str], notes=()) -> Path:
+    import numpy as np
+
+    if results_dir is None:
+        raise ValueError("a time-series plot needs the runs' detail tables (results directory)")
+    groups: dict[str, list] = {}
+    for r in sorted(rows, key=series):
+        s = _series(results_dir, r)
+        if s is not None and s[0]:
+            groups.setdefault(group(r), []).append((series(r), *s))
+    if not groups:
+        raise ValueError("no run has an engine table (results.details=true)")
+    plt = pyplot()
+    names = sorted({line[0] for lines in groups.values() for line in lines})
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {n: cycle[i % len(cycle)] for i, n in enumerate(names)}   # same in every column
+    ncol = len(groups)
+    fig, axes = plt.subplots(3, ncol, figsize=(6.5 * ncol, 9.5), squeeze=False, sharex="col")
+    for j, (g, lines) in enumerate(sorted(groups.items())):
+        top, middle, bottom = axes[0][j], axes[1][j], axes[2][j]
+        for name, t, trx, flushed, age, m in lines:
+            t = np.asarray(t) / 60.0
+            top.plot(t, trx, lw=1.0, label=name, color=colour[name])
+            middle.plot(t, flushed, lw=0.8, label=name, color=colour[name])
+            bottom.plot(t, 100.0 * np.asarray(age) / m, lw=1.0, label=name, color=colour[name])
+        for frac, txt in ((7 / 8, "async point"), (15 / 16, "sync point")):
+            bottom.axhline(100 * frac, color="0.4", ls=":", lw=0.8)
+            bottom.text(0.01, 100 * frac, txt, fontsize=7, va="bottom", color="0.3",
+                        transform=bottom.get_yaxis_transform())
+        top.set_title(g, fontsize=10)
+        top.set_ylabel("transactions committed (trx/s)")
+        middle.set_ylabel("pages flushed (pages/s)")
+        middle.set_ylim(bottom=0)
+        bottom.set_ylabel("checkpoint age (% of max_checkpoint_age)")
+        bottom.set_xlabel("simulated time (min)")
+        bottom.set_ylim(0, 105)
+        top.set_ylim(bottom=0)
+        for ax in (top, middle, bottom):
+            ax.grid(alpha=0.3)
+        top.legend(fontsize=7, loc="lower right")
+    return save(finish(fig, title, notes), path)
