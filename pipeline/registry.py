@@ -173,13 +173,14 @@ if _raid is not None:
 
 _full_scan = _optional("models.workload.full_scan")
 if _full_scan is not None:
-    # E1: InnoDB full-table scan; `filename` is the block device holding the .ibd file
-    # (the scan's read-ahead presets are conf/innodb_scan/*.yaml, keys of the
-    # workload: the scan builds its own buffer pool, it needs no engine entry)
+    # E1: InnoDB full-table scan, a session of the InnoDB server (its .ibd on
+    # placement.tablespace, its reads into the server's buffer pool; the scan's
+    # read-ahead presets are conf/innodb_scan/*.yaml, keys of the workload)
     WORKLOADS["full_scan"] = WorkloadKind(
         _full_scan.FullScanConfig,
-        lambda sim, cfg, queue, rng, scale, extras: _full_scan.FullScan(sim, cfg, queue, rng, scale),
-        extras={"filename": "sda"})
+        lambda sim, cfg, server, rng, scale, extras: _full_scan.FullScan(sim, cfg, server, rng,
+                                                                         scale),
+        on="engine")
 
 
 # -- filesystem workloads (on the filesystem their ``data`` files are placed on) -----------

@@ -95,6 +95,7 @@ class InnoDBServer:
                      if cfg.innodb_thread_concurrency else None)
         self.tables: dict[str, TableLayout] = {}
         self.appends = RightEndInserts(self)
+        self.next_space = 0                   # space ids: ibdata1 0, the tables from 1
         self.fresh: set[int] = set()          # created pages never written yet
         self.undo_seq = 0
         self.undo_used = PAGE_USABLE_BYTES    # the first record opens a page
@@ -123,12 +124,23 @@ class InnoDBServer:
                 raise TypeError(f"create_tables: expected TableDef, got {type(t).__name__}")
             if t.name in self.tables:
                 raise ValueError(f"create_tables: table {t.name!r} defined twice")
-            space = len(self.tables) + 1
+            self.next_space += 1
+            space = self.next_space
             layout = TableLayout(space, t)
             self.files.add_table(space, t.name, layout.n_pages)
             self.tables[t.name] = layout
             if t.rows == 0:      # CREATE TABLE: its root pages are created in the pool
                 self.fresh.update(ix.space | ix.base[-1] for ix in layout.indexes.values())
+
+    def create_tablespace(self, name: str, n_pages: int) -> int:
+        """A table whose pages the caller lays out (the full scan's fragmented table from
+        the layout builder): its file of ``n_pages`` as for ``create_tables``; returns the
+        space id (pool page ids ``space << 32 | page_no``)."""
+        if self.started:
+            raise ValueError("create_tablespace: the server has started")
+        self.next_space += 1
+        self.files.add_table(self.next_space, name, n_pages)
+        return self.next_space
 
     def preload(self) -> int:
         """Warm pool: every table's upper B+tree levels, then leaves, in free frames until
