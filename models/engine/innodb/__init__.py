@@ -3,8 +3,8 @@
 Commit path (experiment E2): ``redo`` (log buffer, log files, group flush),
 ``binlog`` (the binary log), ``latches`` (the shared InnoDB latches every statement,
 prepare and commit passes: ``kernel_mutex``, ``dict_sys->mutex``, ``rseg->mutex``,
-``index->lock`` and the right-most leaf page), ``commit_base`` (statement execution
-and the steps of a commit) and one module per commit protocol:
+``index->lock`` and the right-most leaf page), ``commit_base`` (the steps of a
+commit) and one module per commit protocol:
 
 - ``commit_mysql51_builtin``: MySQL 5.1 built-in InnoDB, everything under
   ``prepare_commit_mutex``;
