@@ -10,7 +10,12 @@ enters at the midpoint. Pages are numbered within the tablespace here
 (``page_no``); in the pool they are ``space << 32 | page_no``.
 
 - A miss is a synchronous 16 KB read (``buf_read_page``); a page already being read
-  (by read-ahead) is waited for, not read twice.
+  (by read-ahead) is waited for, not read twice. With O_DIRECT its bio goes to the
+  block layer as an asynchronous read's does (``DataFiles.read_batch`` of one page),
+  without the filesystem's ``pread`` path: a data file opened O_DIRECT and only read
+  has no cached pages to write first, and the syscall's CPU is not modelled for
+  either (the scan reads up to 655 k pages: a simulated process per read would double
+  its cost).
 - Asynchronous reads take a slot of the read aio array (``innodb_read_io_threads`` x
   256 slots, ``os_aio_init``); when no slot is free the submitting thread waits
   (``os_aio_array_reserve_slot``). Each ``io_submit()`` carries ``pages_per_submit``
@@ -36,11 +41,12 @@ from ..server.files import SPACE_SHIFT
 from ..tablespace import PAGE_SIZE
 
 AIO_SLOTS_PER_THREAD = 256     # 8 * OS_AIO_N_PENDING_IOS_PER_THREAD with native aio
+PAGE_NO_MASK = (1 << SPACE_SHIFT) - 1
 
 
 class TablespaceReads:
     """Reads of tablespace ``space`` (``page_kind``: the kind of each of its pages) into
-    ``pool``, from ``files`` (``read(page_id) -> Event``, ``read_batch(page_ids, on_done)``)."""
+    ``pool``, from ``files`` (``read_batch(page_ids, on_done)``)."""
 
     def __init__(self, sim, pool, files, space: int, page_kind: np.ndarray,
                  read_io_threads: int) -> None:
@@ -124,8 +130,11 @@ class TablespaceReads:
         ev = self.pending[page] = Event(self.sim)
         self._count_read(page)
         self.io_submits += 1
-        self.files.read(self.space | page).add_callback(lambda _v, p=page: self._read_done(p))
+        self.files.read_batch((self.space | page,), self._sync_done)
         return ev
+
+    def _sync_done(self, page_id: int) -> None:
+        self._read_done(page_id & PAGE_NO_MASK)
 
     def _read_done(self, page: int) -> None:
         ev = self.pending.pop(page)
@@ -172,7 +181,7 @@ class TablespaceReads:
 
     def _async_done(self, page_id: int) -> None:
         self.aio_in_flight -= 1
-        self._read_done(page_id & ((1 << SPACE_SHIFT) - 1))
+        self._read_done(page_id & PAGE_NO_MASK)
         if self.backlog and not self._refill_scheduled:
             # every bio of a merged request completes at this instant: refill once
             self._refill_scheduled = True
