@@ -28,8 +28,8 @@ Metric columns of the summary row:
 - ``fsstat.<dev>.<counter>``: each mounted filesystem's counters (journal commits,
   flushes, read-modify-write reads, pages written, ...) and
   ``fsstat.page_cache.<counter>`` the shared page cache's (dirty pages, throttling);
-- ``<engine metric prefix>.<stat>``: the engine's counters (``commit.redo.fsyncs``,
-  ``commit.binlog.groups``, ``commit.prepare_commit_mutex.wait_s``, ...);
+- ``<engine metric prefix>.<stat>``: the engine's counters (``innodb.Innodb_buffer_pool_reads``,
+  ``innodb.commit.redo.fsyncs``, ``innodb.commit.prepare_commit_mutex.wait_s``, ...);
 - ``cpustat.<stat>``: the engine's CPU (``util_pct``, ``busy_s``, ``wakeups``).
 
 Metric columns never start with a config section name (``run``, ``device``, ``block``,

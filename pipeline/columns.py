@@ -1,7 +1,7 @@
 """Result-column naming shared by the query, plot and reference modules: a column is a
 parameter of the run when its first dotted part is a config section (``device.sda.
 rpm``, ``cpu.wakeup_us``, ``page_cache.memory_bytes``); anything else (``iostat.*``,
-``mysqlslap.*``, ``commit.*``, ...) is a metric or run metadata."""
+``mysqlslap.*``, ``innodb.*``, ...) is a metric or run metadata."""
 from __future__ import annotations
 
 # the config sections pipeline.spec flattens into the summary row

@@ -214,13 +214,14 @@ if _raid is not None:
 
 _full_scan = _optional("models.workload.full_scan")
 if _full_scan is not None:
-    # E1: InnoDB full-table scan; `filename` is the block device holding the .ibd file
-    # (the scan's read-ahead presets are conf/innodb_scan/*.yaml, keys of the
-    # workload: the scan builds its own buffer pool, it needs no engine entry)
+    # E1: InnoDB full-table scan, a session of the InnoDB server (its .ibd on
+    # placement.tablespace, its reads into the server's buffer pool; the scan's
+    # read-ahead presets are conf/innodb_scan/*.yaml, keys of the workload)
     WORKLOADS["full_scan"] = WorkloadKind(
         _full_scan.FullScanConfig,
-        lambda sim, cfg, queue, rng, scale, extras: _full_scan.FullScan(sim, cfg, queue, rng, scale),
-        extras={"filename": "sda"})
+        lambda sim, cfg, server, rng, scale, extras: _full_scan.FullScan(sim, cfg, server, rng,
+                                                                         scale),
+        on="engine")
 
 
 # -- filesystem workloads (on the filesystem their ``data`` files are placed on) -----------
@@ -257,7 +258,7 @@ def _trace() -> None:
 _trace()
 
 
-# -- the InnoDB commit path (E2) and mysqlslap --------------------------------------------
+# -- the InnoDB server (E1, E2, sysbench) and mysqlslap -----------------------------------
 class FileRouter:
     """The filesystem calls of an engine whose files live on several filesystems: each
     call goes to the filesystem that holds the file (``File.fs``)."""
@@ -276,30 +277,6 @@ class FileRouter:
 
     def sync_file_range(self, f, *args, **kw):
         return f.fs.sync_file_range(f, *args, **kw)
-
-
-def _make_innodb_commit(sim, cfg, cpu_cfg, fs_of):
-    """The server of E2: redo logs on ``placement.redo_log``, binary logs on
-    ``placement.binlog``."""
-    from models.engine.cpu import CPU
-    from models.engine.innodb import fs_open_file, make_commit_path, make_server
-
-    redo_fs, binlog_fs = fs_of("redo_log"), fs_of("binlog")
-    if redo_fs is binlog_fs:
-        return make_server(sim, cfg, cpu_cfg, redo_fs)
-    open_redo = fs_open_file(redo_fs, cfg.log_files_cached)
-    open_binlog = fs_open_file(binlog_fs, cfg.log_files_cached)
-
-    def open_file(name: str, size_bytes):
-        return (open_redo if name.startswith("ib_logfile") else open_binlog)(name, size_bytes)
-
-    return make_commit_path(sim, cfg, CPU(sim, cpu_cfg), FileRouter(), open_file)
-
-
-_innodb = _optional("models.engine.innodb")
-if _innodb is not None:
-    ENGINES["innodb"] = EngineKind(_innodb.CommitConfig, _make_innodb_commit,
-                                   files=("redo_log", "binlog"), metric_prefix="commit")
 
 
 def _make_innodb_server(sim, cfg, cpu_cfg, fs_of):
@@ -325,11 +302,14 @@ def _make_innodb_server(sim, cfg, cpu_cfg, fs_of):
 
 _server = _optional("models.engine.innodb.server")
 if _server is not None:
-    # the engine OLTP workloads (sysbench) run on: tables, buffer pool, flushing, redo
-    # checkpoints, doublewrite; its workload calls create_tables() itself
-    ENGINES["innodb_server"] = EngineKind(_server.InnoDBServerConfig, _make_innodb_server,
-                                          files=("tablespace", "system", "redo_log", "binlog"),
-                                          metric_prefix="innodb")
+    # the one InnoDB engine every InnoDB workload runs on (mysqlslap, sysbench, the full
+    # scan): tables, buffer pool, flushing, redo checkpoints, doublewrite, the commit
+    # protocols; its workload calls create_tables() itself. `innodb_server` is the
+    # same engine under the name it had while the commit path was an engine of its own.
+    _innodb_kind = EngineKind(_server.InnoDBServerConfig, _make_innodb_server,
+                              files=("tablespace", "system", "redo_log", "binlog"),
+                              metric_prefix="innodb")
+    ENGINES["innodb"] = ENGINES["innodb_server"] = _innodb_kind
 _slap = _optional("models.workload.mysqlslap")
 if _slap is not None:
     WORKLOADS["mysqlslap"] = WorkloadKind(

@@ -98,7 +98,7 @@ STYLES: dict[str, Style] = {
         covers=_RA_COLS, xlabel="read-ahead mode"),
     "lra_warmup": Style(
         "bars", "E1 full-table scan: physical warm-up vs linear and logical read-ahead",
-        metrics=("full_scan.scan_s",), hue="workload.innodb_buffer_pool_size",
+        metrics=("full_scan.scan_s",), hue="engine.innodb_buffer_pool_size",
         label=_ra_label, covers=_RA_COLS, xlabel="read-ahead mode"),
     "lra_load": Style(
         "bars", "E1 full-table scan beside an OLTP-like load (random 16 KB reads/writes): "

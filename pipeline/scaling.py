@@ -1,7 +1,8 @@
 """What ``run.scale`` does to a workload's configuration, for the summary row's
 parameter columns: the fields each model shrinks (its docstring says so) at the value
-the model uses, so ``workload.innodb_buffer_pool_size`` reads '819.2m' at run.scale 0.1,
-not '8g'. Nothing here changes a simulation: the models apply the scale themselves.
+the model uses, so ``workload.table_size`` reads '1g' at run.scale 0.1, not
+'10g' - and the engine fields a workload shrinks (``SCALED_ENGINE``: the full scan
+shrinks the server's buffer pool with its table). Nothing here changes a simulation: the models apply the scale themselves.
 
 The config hash is taken over the configuration as written (unscaled values and
 ``run.scale``), which identifies a run whatever the rounding of the effective values;
@@ -39,7 +40,6 @@ def _scaled_size(field: str):
 # workload type -> {field: (config, scale) -> the value the model uses}
 SCALED = {
     "full_scan": {"table_size": _scaled_size("table_size"),
-                  "innodb_buffer_pool_size": _scaled_size("innodb_buffer_pool_size"),
                   "innodb_lra_size": lambda cfg, scale: _float(cfg.innodb_lra_size * scale)},
     "fsync_bench": {"count": _scaled_count, "file_size": _scaled_fsync_file},
     "sfr_stall": {"count": _scaled_count},
@@ -52,6 +52,15 @@ SCALED = {
                  "events": lambda cfg, scale: max(1, int(round(cfg.events * scale)))
                  if cfg.events else 0},
 }
+
+
+def _scaled_pool(value: str, scale: float) -> str:   # models/workload/full_scan.py
+    pages = parse_size(value, "innodb_buffer_pool_size") // 16384
+    return size_text(max(64, int(pages * scale)) * 16384)
+
+
+# workload type -> {engine field: (value as written, scale) -> the value the model uses}
+SCALED_ENGINE = {"full_scan": {"innodb_buffer_pool_size": _scaled_pool}}
 
 
 def size_text(n: int) -> str:
@@ -76,4 +85,7 @@ def effective_parameters(params: dict, workload: Any, scale: float) -> dict:
     out = dict(params)
     for f, rule in rules.items():
         out[f"workload.{f}"] = rule(workload.config, scale)
+    for f, rule in SCALED_ENGINE.get(workload.type, {}).items():
+        if f"engine.{f}" in out:
+            out[f"engine.{f}"] = rule(out[f"engine.{f}"], scale)
     return out

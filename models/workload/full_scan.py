@@ -1,20 +1,31 @@
 """workload=full_scan: an InnoDB full-table scan (mysqldump, ``SELECT ... INTO
-OUTFILE``) of one table read through the buffer pool with O_DIRECT, optionally beside
-an OLTP-like background load on the same device (experiment E1).
+OUTFILE``) of one table by one session of the InnoDB server, optionally beside an
+OLTP-like background load on the same device (experiment E1).
 
 The run: build the table by simulating its insert history (``table_*`` options,
-``models.engine.innodb.table``), place its .ibd file at ``file_offset`` on the block
-device, start with a cold buffer pool (``innodb_*`` options), and scan the clustered
-index in key order with the chosen read-ahead (``read_ahead`` and its knobs,
-``models.engine.innodb.read_ahead``). The background load, if
-``background_iops > 0``, is an open loop of random 16 KB O_DIRECT reads and writes
-(``background_write_pct`` % writes) with exponential gaps, uniform over
-``background_span`` bytes from ``background_offset``; it stops when the scan ends.
+``models.engine.innodb.table``), create its .ibd on the server's tablespace filesystem
+(``placement.tablespace``; read with ``engine.innodb_flush_method``, O_DIRECT in E1) with
+the server's buffer pool cold (``engine.innodb_buffer_pool_size``,
+``innodb_old_blocks_pct`` / ``_time``, ``innodb_read_io_threads``: server variables), and
+scan the clustered index in key order with the session's read-ahead (``read_ahead`` and
+its knobs, ``models.engine.innodb.read_ahead``) issuing its reads into that pool
+(``buffer.aio_reads``). The background load, if ``background_iops > 0``, is an open loop
+of random 16 KB O_DIRECT reads and writes (``background_write_pct`` % writes) with
+exponential gaps, uniform over ``background_span`` bytes from ``background_offset`` of
+the block device that holds the tablespace; it stops when the scan ends, and so does
+the server.
 
-``run.scale`` shrinks ``table_size``, ``innodb_buffer_pool_size`` and
-``innodb_lra_size`` together; what it changes in the physics: the file spans fewer
-cylinders (shorter seeks between leaves that are far apart in the file) and the
-drive's 16 MB cache and read-ahead cover a larger share of it.
+``run.scale`` shrinks ``table_size``, the server's buffer pool (as ``SET GLOBAL
+innodb_buffer_pool_size`` before the scan would) and ``innodb_lra_size`` together; what it
+changes in the physics: the file spans fewer cylinders (shorter seeks between leaves
+that are far apart in the file) and the drive's 16 MB cache and read-ahead cover a
+larger share of it.
+
+Keys that were the workload's while the scan had a buffer pool of its own -
+``innodb_buffer_pool_size``, ``innodb_old_blocks_pct``, ``innodb_old_blocks_time``,
+``innodb_read_io_threads`` (server variables: ``engine.<name>``) and ``file_offset`` (the
+.ibd is a file: ``placement.tablespace``) - are refused with a one-line error naming
+the new key.
 
 Reports: ``scan_s``, ``rows_per_s``, ``MB_s_read``, ``pages_read_<kind>``,
 ``bp_hit_rate``, the read-ahead counters, the table's fragmentation figures
@@ -30,7 +41,7 @@ import numpy as np
 from ..block import BlockQueue
 from ..checks import at_least
 from ..device.request import READ, WRITE, IORequest
-from ..engine.innodb.buffer_pool import BufferPool, BufferPoolConfig
+from ..engine.innodb.buffer.aio_reads import TablespaceReads
 from ..engine.innodb.read_ahead import ReadAheadConfig
 from ..engine.innodb.scan import FullTableScan, ScanConfig
 from ..engine.innodb.table import TableConfig, build_table
@@ -39,13 +50,20 @@ from ..sim import Simulator
 from ..units import parse_size
 
 BG_IO_BYTES = 16384
+# keys of the scan's former private buffer pool -> where they are now
+MOVED = {"innodb_buffer_pool_size": "engine.innodb_buffer_pool_size",
+         "innodb_old_blocks_pct": "engine.innodb_old_blocks_pct",
+         "innodb_old_blocks_time": "engine.innodb_old_blocks_time",
+         "innodb_read_io_threads": "engine.innodb_read_io_threads",
+         "file_offset": "placement.tablespace (the .ibd is a file on the filesystem)"}
+TABLE_NAME = "t"
 
 
 @dataclass(frozen=True)
 class FullScanConfig:
     """Flat options (``workload.<name>`` columns); grouped into the engine's configs by
-    the properties below. Table: see ``TableConfig``; buffer pool: ``BufferPoolConfig``;
-    read-ahead: ``ReadAheadConfig``; CPU: ``ScanConfig``."""
+    the properties below. Table: see ``TableConfig``; the session's read-ahead:
+    ``ReadAheadConfig``; CPU: ``ScanConfig``. The ``MOVED`` keys: None, or an error."""
 
     # the table and its history
     table_size: str = TableConfig.table_size
@@ -60,12 +78,12 @@ class FullScanConfig:
     secondary_indexes: int = TableConfig.secondary_indexes
     secondary_key_bytes: int = TableConfig.secondary_key_bytes
     secondary_pattern: str = TableConfig.secondary_pattern
-    file_offset: str = "0"
-    # buffer pool
-    innodb_buffer_pool_size: str = BufferPoolConfig.innodb_buffer_pool_size
-    innodb_old_blocks_pct: int = BufferPoolConfig.innodb_old_blocks_pct
-    innodb_old_blocks_time: int = BufferPoolConfig.innodb_old_blocks_time
-    innodb_read_io_threads: int = BufferPoolConfig.innodb_read_io_threads
+    # moved to the engine / placement (MOVED)
+    file_offset: str | None = None
+    innodb_buffer_pool_size: str | None = None
+    innodb_old_blocks_pct: int | None = None
+    innodb_old_blocks_time: int | None = None
+    innodb_read_io_threads: int | None = None
     # read-ahead
     read_ahead: str = ReadAheadConfig.read_ahead
     innodb_read_ahead_threshold: int = ReadAheadConfig.innodb_read_ahead_threshold
@@ -84,10 +102,11 @@ class FullScanConfig:
     background_offset: str = "0"
 
     def __post_init__(self) -> None:
-        for part in (TableConfig, BufferPoolConfig, ReadAheadConfig, ScanConfig):
+        for key, new in MOVED.items():
+            if getattr(self, key) is not None:
+                raise ValueError(f"{key}: no longer a key of the scan: set {new}")
+        for part in (TableConfig, ReadAheadConfig, ScanConfig):
             self._part(part)      # each part validates its own keys
-        if parse_size(self.file_offset, "file_offset") % 4096:
-            raise ValueError(f"file_offset: must be a multiple of 4k, got {self.file_offset!r}")
         at_least(self, 0, "background_iops")
         if not 0 <= self.background_write_pct <= 100:
             raise ValueError(f"background_write_pct: must be in 0..100, got {self.background_write_pct}")
@@ -102,10 +121,6 @@ class FullScanConfig:
     @property
     def table(self) -> TableConfig:
         return self._part(TableConfig)
-
-    @property
-    def buffer_pool(self) -> BufferPoolConfig:
-        return self._part(BufferPoolConfig)
 
     @property
     def read_ahead_cfg(self) -> ReadAheadConfig:
@@ -172,21 +187,30 @@ class _Background:
 
 
 class FullScan:
-    """The workload object the pipeline runs: ``start()``, ``results()``, ``iostat()``."""
+    """The workload object the pipeline runs on ``server`` (an ``InnoDBServer``):
+    ``start()``, ``results()``, ``iostat()``."""
 
-    def __init__(self, sim: Simulator, cfg: FullScanConfig, queue: BlockQueue,
+    def __init__(self, sim: Simulator, cfg: FullScanConfig, server,
                  rng: np.random.Generator, scale: float = 1.0) -> None:
+        if not hasattr(server, "create_tablespace"):
+            raise ValueError(f"full_scan runs on the InnoDB server (engine=innodb_server_56), "
+                             f"not on {type(server).__name__}")
         self.sim = sim
         self.cfg = cfg
-        self.queue = queue
+        self.server = server
         self.scale = scale
         table_rng, bg_rng = rng.spawn(2)
         self.layout = build_table(cfg.table, table_rng, scale)
-        offset = parse_size(cfg.file_offset, "file_offset")
-        if offset + self.layout.file_bytes > queue.device.capacity_bytes:
-            raise ValueError(f"table_size: the .ibd file ({self.layout.file_bytes} bytes at "
-                             f"{offset}) does not fit on {queue.device.name!r}")
-        self.bp = BufferPool(sim, cfg.buffer_pool, queue, offset, self.layout.page_kind, scale)
+        queue = server.files.fs_tablespace.queue
+        if self.layout.file_bytes > queue.device.capacity_bytes:
+            raise ValueError(f"table_size: the .ibd file ({self.layout.file_bytes} bytes) "
+                             f"does not fit on {queue.device.name!r}")
+        self.queue = queue
+        if scale != 1:
+            server.pool.resize(max(64, int(server.cfg.pool_pages * scale)))
+        space = server.create_tablespace(TABLE_NAME, self.layout.n_pages)
+        self.bp = TablespaceReads(sim, server.pool, server.files, space, self.layout.page_kind,
+                                  server.cfg.innodb_read_io_threads)
         self.scan = FullTableScan(sim, cfg.scan, cfg.read_ahead_cfg, self.layout, self.bp, scale)
         self.background = (_Background(sim, cfg, queue, bg_rng)
                            if cfg.background_iops > 0 else None)
@@ -194,6 +218,7 @@ class FullScan:
         self._iostat: dict | None = None
 
     def start(self) -> None:
+        self.server.start()
         self._iostat_from = self.queue.snapshot()
         proc = self.scan.start()
         proc.add_callback(self._scan_done)
@@ -204,6 +229,8 @@ class FullScan:
         self._iostat = self.queue.iostat(self._iostat_from)
         if self.background is not None:
             self.background.stopped = True
+        self.server.stop()
+        self.sim.stop()          # the server's threads would tick on
 
     def results(self) -> dict:
         out = self.scan.results()

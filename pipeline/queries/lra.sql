@@ -2,7 +2,7 @@
 SELECT "workload.insert_pattern" AS table_history,
        "workload.read_ahead" AS read_ahead,
        "workload.aio_pages_per_submit" AS pages_per_io_submit,
-       "workload.innodb_buffer_pool_size" AS buffer_pool,
+       "engine.innodb_buffer_pool_size" AS buffer_pool,
        "workload.background_iops" AS background_iops,
        round("full_scan.scan_s", 1) AS scan_s,
        round("full_scan.rows_per_s") AS rows_per_s,

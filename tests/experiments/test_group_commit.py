@@ -26,7 +26,7 @@ def test_builtin_fsyncs_per_transaction_and_ceiling(bbu, xa, per_trx):
     r = bbu[("mysql51_builtin", xa)]
     assert r["mysqlslap.fsyncs_per_trx_redo"] == pytest.approx(per_trx, rel=0.02)
     assert 8_000 < r["mysqlslap.fsyncs_redo_s"] < 11_000       # published: ~10,000/s
-    assert r["commit.protocol"] == "mysql51_builtin"
+    assert r["innodb.commit.protocol"] == "mysql51_builtin"
     assert r["cpustat.util_pct"] < 20                            # the CPUs are not the limit
 
 

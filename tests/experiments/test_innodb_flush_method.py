@@ -20,8 +20,8 @@ def test_o_dsync_commits_wait_for_the_device_without_fsync(points):
     assert d["mysqlslap.fsyncs_redo"] == 0
     # one device write per log write (each its own group at concurrency 1), plus the
     # handful the background writes of the binlog add in both runs
-    redo_writes = d["commit.redo.writes"]
-    assert redo_writes == d["commit.redo.flushes"] == 2 * d["mysqlslap.transactions"]
+    redo_writes = d["innodb.commit.redo.writes"]
+    assert redo_writes == d["innodb.commit.redo.flushes"] == 2 * d["mysqlslap.transactions"]
     other = two["devstat.sda.completed_writes"]
     assert redo_writes <= d["devstat.sda.completed_writes"] <= redo_writes + other
     assert d["mysqlslap.tps"] < 0.5 * two["mysqlslap.tps"]
@@ -32,7 +32,7 @@ def test_o_dsync_costs_what_a_write_plus_fsync_costs_on_ext3(points):
     """ext3 of the era: an O_SYNC overwrite of the preallocated log is one data write,
     as write() + fsync() is (no barrier, no commit for a timestamp-only change)."""
     d, o = points["O_DSYNC"], points["O_DIRECT"]
-    assert o["mysqlslap.fsyncs_redo"] == o["commit.redo.writes"]
+    assert o["mysqlslap.fsyncs_redo"] == o["innodb.commit.redo.writes"]
     assert d["devstat.sda.completed_writes"] == pytest.approx(
         o["devstat.sda.completed_writes"], abs=2)
     # O_DSYNC saves the fsync system call and its wake-up, nothing else
@@ -46,4 +46,4 @@ def test_o_dsync_log_write_holds_log_sys_mutex_so_groups_do_not_form():
     r = run_point("group_commit", SMALL, "engine=innodb_plugin_104", "workload.concurrency=30",
                   "engine.innodb_flush_method=O_DSYNC")
     assert r["mysqlslap.fsyncs_redo"] == 0
-    assert r["commit.redo.flushes"] > 0.9 * 2 * r["mysqlslap.transactions"]
+    assert r["innodb.commit.redo.flushes"] > 0.9 * 2 * r["mysqlslap.transactions"]

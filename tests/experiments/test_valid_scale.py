@@ -152,7 +152,7 @@ def test_lra_tuning_plateau_and_speedup_hold_at_min_scale():
 # -- E1 physical warm-up: it helps when the table fits, less when it does not --------------------
 def _warmup(scale):
     t = {(scan, bp): at("lra_warmup", scale, f"innodb_scan={scan}",
-                        f"workload.innodb_buffer_pool_size={bp}")["full_scan.scan_s"]
+                        f"engine.innodb_buffer_pool_size={bp}")["full_scan.scan_s"]
          for scan, bp in (("linear", "16g"), ("physical", "8g"), ("physical", "16g"))}
     return t["physical", "16g"] / t["linear", "16g"], t["physical", "8g"] / t["physical", "16g"]
 

@@ -13,7 +13,7 @@ def test_config_sections_are_parameters(col):
 
 
 @pytest.mark.parametrize("col", ["cpustat.util_pct", "iostat.sda.r_s", "mysqlslap.tps",
-                                 "commit.redo.fsyncs", "fsstat.sda.commits", "status",
+                                 "innodb.commit.redo.fsyncs", "fsstat.sda.commits", "status",
                                  "wall_seconds"])
 def test_metrics_and_run_metadata_are_not(col):
     assert not is_param(col)

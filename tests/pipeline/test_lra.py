@@ -60,3 +60,21 @@ def test_lra_tuning_best_point_is_ranked_first(tmp_path):
     top = dict(zip(ranked.columns, ranked.rows[0]))
     assert top["rank"] == 1 and top["example_run"] == fastest["config_hash"]
     assert fastest["workload.innodb_lra_sleep"] == 0
+
+
+@pytest.mark.parametrize("override,new", [
+    ("workload.innodb_buffer_pool_size=8g", "engine.innodb_buffer_pool_size"),
+    ("workload.file_offset=0", "placement.tablespace")])
+def test_a_key_of_the_scans_former_pool_is_one_line_naming_the_new_key(
+        tmp_path, capfd, monkeypatch, override, new):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    code = main(["experiment=lra", override, f"results.dir={tmp_path / 'out'}",
+                 "hydra/launcher=serial"])
+    out, err = capfd.readouterr()
+    key = override.split("=")[0]
+    assert code == 2 and "Traceback" not in out + err
+    assert err.strip().splitlines() == [
+        f"error: {key}: no longer a key of the scan: set {new}"
+        + (" (the .ibd is a file on the filesystem)" if key.endswith("file_offset") else "")]
+    assert list(tmp_path.iterdir()) == []

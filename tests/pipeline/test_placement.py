@@ -38,9 +38,13 @@ def test_unknown_file_class_is_an_error(compose):
 
 def test_with_two_block_devices_every_used_class_must_be_placed(compose):
     err = _error(compose, *SLAP, *TWO, "placement.redo_log=sda")
+    assert err.key == "placement.tablespace" and "not placed" in err.message
+    err = _error(compose, *SLAP, *TWO, "placement.redo_log=sda", "placement.tablespace=sda",
+                 "placement.system=sda")
     assert err.key == "placement.binlog" and "not placed" in err.message
     spec = validate(compose(*SLAP, *TWO, "placement.default=sdb", "placement.redo_log=sda"))
-    assert spec.placement == {"redo_log": "sda", "binlog": "sdb"}
+    assert spec.placement == {"tablespace": "sdb", "system": "sdb", "redo_log": "sda",
+                              "binlog": "sdb"}
     assert spec.params["placement.binlog"] == "sdb"
 
 
@@ -59,6 +63,7 @@ def test_raw_device_runs_carry_no_fs_or_engine_columns(compose):
 
 def test_redo_and_binlog_on_two_devices_share_one_page_cache(compose):
     spec = validate(compose(*SLAP, *TWO, "placement.redo_log=sda", "placement.binlog=sdb",
+                            "placement.default=sda",
                             "+device.sdb.fs.type=xfs", "fs=ext3", "engine.sync_binlog=1"))
     assert [(m.device, m.config.type, m.overridden) for m in spec.mounts] == [
         ("sda", "ext3", False), ("sdb", "xfs", True)]
@@ -67,13 +72,13 @@ def test_redo_and_binlog_on_two_devices_share_one_page_cache(compose):
     stack = build(spec)
     a, b = stack.filesystems["sda"], stack.filesystems["sdb"]
     assert a.cache is b.cache is stack.page_cache
-    assert set(a.files) == {"ib_logfile0", "ib_logfile1"}
+    assert set(a.files) == {"ib_logfile0", "ib_logfile1", "t1.ibd"}    # ibdata1 at start
     assert "mysql-bin.index" in b.files
     m = simulate(spec).summary
     assert m["mysqlslap.transactions"] == 40
-    assert m["commit.binlog.fsyncs"] >= 40 - 4       # sync_binlog=1: groups of <= 4
+    assert m["innodb.commit.binlog.fsyncs"] >= 40 - 4       # sync_binlog=1: groups of <= 4
     assert m["fsstat.sdb.pages_written"] > 0 and m["iostat.sdb.w_s"] > 0
-    assert m["commit.redo.fsyncs"] > 0 and m["iostat.sda.w_s"] > 0
+    assert m["innodb.commit.redo.fsyncs"] > 0 and m["iostat.sda.w_s"] > 0
     assert m["cpustat.cores"] == 16
     assert not any(k.split(".")[0] in SECTIONS for k in m), "a metric column looks like a parameter"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from models.engine.innodb.buffer_pool import PAGE_SIZE
+from models.engine.innodb.tablespace import PAGE_SIZE
 from models.units import parse_size
 from pipeline.build import build
 from pipeline.registry import WORKLOADS
@@ -24,10 +24,10 @@ def test_full_scan_sizes_are_the_scaled_ones(compose):
     spec = _spec(compose, "lra", "innodb_scan=logical_aio64", "run.scale=0.01")
     p = spec.params
     assert p["workload.table_size"] == "102.4m"            # 10g x 0.01
-    assert p["workload.innodb_buffer_pool_size"] == "81.92m"   # 8g x 0.01
+    assert p["engine.innodb_buffer_pool_size"] == "81.90625m"   # 8g x 0.01, whole pages
     assert p["workload.innodb_lra_size"] == pytest.approx(10.24)
     wl = build(spec).workload
-    assert wl.bp.capacity == parse_size(p["workload.innodb_buffer_pool_size"], "") // PAGE_SIZE
+    assert wl.bp.capacity == parse_size(p["engine.innodb_buffer_pool_size"], "") // PAGE_SIZE
     lra = next(x for x in wl.scan.policies if hasattr(x, "batch_leaves"))
     assert lra.batch_leaves == int(p["workload.innodb_lra_size"] * 2**20) // PAGE_SIZE
 
@@ -61,13 +61,13 @@ def test_every_scaled_workload_is_covered():
 
 
 def test_hash_tells_runs_apart_and_scale_one_shows_the_config_as_written(compose):
-    a = _spec(compose, "lra_warmup", "workload.innodb_buffer_pool_size=8g")
-    b = _spec(compose, "lra_warmup", "workload.innodb_buffer_pool_size=16g")
-    assert a.params["workload.innodb_buffer_pool_size"] == "819.2m"
-    assert b.params["workload.innodb_buffer_pool_size"] == "1.6g"
+    a = _spec(compose, "lra_warmup", "engine.innodb_buffer_pool_size=8g")
+    b = _spec(compose, "lra_warmup", "engine.innodb_buffer_pool_size=16g")
+    assert a.params["engine.innodb_buffer_pool_size"] == "819.1875m"
+    assert b.params["engine.innodb_buffer_pool_size"] == "1677712k"
     assert a.config_hash != b.config_hash
     full = validate(compose("experiment=lra_warmup", "run.scale=1"), "lra_warmup")
-    assert full.params["workload.innodb_buffer_pool_size"] == "8g"
+    assert full.params["engine.innodb_buffer_pool_size"] == "8g"
     assert full.config_hash != a.config_hash
 
 

@@ -62,12 +62,12 @@ def test_pipeline_runs_the_workload_on_an_engine_and_writes_its_interval_table(
         compose, monkeypatch, sysbench_kind):
     """The wiring end to end, with the fake server standing in for the engine: summary
     columns ``sysbench.*``, one ``requests`` detail row per report_interval."""
-    from models.engine.innodb import CommitConfig
+    from models.engine.innodb.server import InnoDBServerConfig
     from pipeline.job import execute
     from tests.models.workload.sysbench.fake_server import FakeServer
 
     monkeypatch.setitem(registry.ENGINES, "innodb", registry.EngineKind(
-        CommitConfig, lambda sim, cfg, cpu_cfg, fs_of: FakeServer(sim, op_ns=100_000),
+        InnoDBServerConfig, lambda sim, cfg, cpu_cfg, fs_of: FakeServer(sim, op_ns=100_000),
         files=("redo_log", "binlog"), metric_prefix="server"))
     spec = validate(compose("workload=sysbench", "engine=mysql51_builtin", "workload.time=3",
                             "workload.threads=4", "results.details=true"), "default")
@@ -81,37 +81,3 @@ def test_pipeline_runs_the_workload_on_an_engine_and_writes_its_interval_table(
     detail = out.tables["requests"].to_pylist()
     assert [r["t_s"] for r in detail] == [1.0, 2.0, 3.0]
     assert all(r["Innodb_buffer_pool_pages_dirty"] > 0 for r in detail)
-
-
-def test_an_engine_that_is_no_server_is_one_line_exit_2(tmp_path, capfd, monkeypatch,
-                                                       sysbench_kind):
-    """The commit-path engines (E2's) have no tables: refused before anything runs."""
-    from pipeline.run import main
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
-    code = main([f"results.dir={tmp_path / 'outputs'}", "hydra/launcher=serial",
-                 "workload=sysbench", "engine=mysql51_builtin"])
-    out, err = capfd.readouterr()
-    assert code == 2
-    assert err.strip().splitlines() == [
-        "error: workload: sysbench runs on the InnoDB server (engine=innodb_server_56), not on "
-        "MySQL51Builtin (no create_tables, run, status)"], err
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_mysqlslap_on_the_server_is_one_line_exit_2(tmp_path, capfd, monkeypatch):
-    """The InnoDB server runs ops.Transaction, not mysqlslap's statements: refused
-    before anything runs, naming the engines mysqlslap runs on."""
-    from pipeline.run import main
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
-    code = main([f"results.dir={tmp_path / 'outputs'}", "hydra/launcher=serial",
-                 "workload=mysqlslap_write", "engine=innodb_server_56"])
-    out, err = capfd.readouterr()
-    assert code == 2
-    assert err.strip().splitlines() == [
-        "error: workload: mysqlslap runs on the InnoDB commit path (engine=mysql51_builtin, "
-        "innodb_plugin_104 or mysql56_binlog_group_commit), not on InnoDBServer"], err
-    assert list(tmp_path.iterdir()) == []

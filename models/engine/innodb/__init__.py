@@ -3,8 +3,8 @@
 Commit path (experiment E2): ``redo`` (log buffer, log files, group flush),
 ``binlog`` (the binary log), ``latches`` (the shared InnoDB latches every statement,
 prepare and commit passes: ``kernel_mutex``, ``dict_sys->mutex``, ``rseg->mutex``,
-``index->lock`` and the right-most leaf page), ``commit_base`` (statement execution
-and the steps of a commit) and one module per commit protocol:
+``index->lock`` and the right-most leaf page), ``commit_base`` (the steps of a
+commit) and one module per commit protocol:
 
 - ``commit_mysql51_builtin``: MySQL 5.1 built-in InnoDB, everything under
   ``prepare_commit_mutex``;
@@ -12,14 +12,12 @@ and the steps of a commit) and one module per commit protocol:
 - ``commit_mysql56_binlog_group_commit``: MySQL 5.6 flush / sync / commit stages.
 
 ``make_commit_path(sim, cfg, cpu, fs, open_file)`` builds the one ``cfg.commit_protocol``
-names; ``fs_open_file(fs)`` is the ``open_file`` for a ``models.fs.Filesystem``;
-``make_server(sim, cfg, cpu_cfg, fs)`` builds CPU and commit path on one filesystem.
+names; ``fs_open_file(fs)`` is the ``open_file`` for a ``models.fs.Filesystem``. The
+server around them (tables, buffer pool, flushing) is ``server``.
 """
 from __future__ import annotations
 
 import numpy as np
-
-from ..cpu import CPU, CPUConfig
 
 from .binlog import Binlog, BinlogConfig
 from .commit_base import PROTOCOLS, CommitConfig, CommitPath, Statement
@@ -40,12 +38,6 @@ def make_commit_path(sim, cfg: CommitConfig, cpu, fs, open_file) -> CommitPath:
     """The commit path of ``cfg.commit_protocol`` on filesystem ``fs``;
     ``open_file(name, size_bytes)`` creates the redo logs, binlogs and binlog index."""
     return COMMIT_PROTOCOLS[cfg.commit_protocol](sim, cfg, cpu, fs, open_file)
-
-
-def make_server(sim, cfg: CommitConfig, cpu_cfg: CPUConfig, fs) -> CommitPath:
-    """The server of the commit experiments: ``cpu_cfg`` cores running the commit path
-    of ``cfg`` with its redo logs and binary logs on ``fs`` (a ``models.fs.Filesystem``)."""
-    return make_commit_path(sim, cfg, CPU(sim, cpu_cfg), fs, fs_open_file(fs, cfg.log_files_cached))
 
 
 def fs_open_file(fs, log_files_cached: bool = True):
@@ -69,6 +61,6 @@ def fs_open_file(fs, log_files_cached: bool = True):
     return open_file
 
 
-__all__ = ["fs_open_file", "make_server", "Binlog", "BinlogConfig", "COMMIT_PROTOCOLS", "CommitConfig", "CommitPath",
+__all__ = ["fs_open_file", "Binlog", "BinlogConfig", "COMMIT_PROTOCOLS", "CommitConfig", "CommitPath",
            "InnoDBPlugin104", "MySQL51Builtin", "MySQL56BinlogGroupCommit", "RedoConfig",
            "RedoLog", "Statement", "make_commit_path"]

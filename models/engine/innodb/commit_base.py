@@ -1,17 +1,13 @@
-"""The commit path of MySQL + InnoDB: one autocommitted statement from execution to the
-acknowledged commit. The base owns the statement's CPU, the redo log, the binary log,
-the statistics; a protocol subclass (``commit_<protocol>.py``) decides only how the
-two-phase commit between InnoDB and the binary log is ordered and locked.
+"""The commit path of MySQL + InnoDB: a transaction's commit, from the server's
+``ha_commit_trans`` to the acknowledged commit. The base owns the redo log, the binary
+log, the shared latches and the statistics; a protocol subclass (``commit_<protocol>.py``)
+decides only how the two-phase commit between InnoDB and the binary log is ordered and
+locked. The InnoDB server (``server.InnoDBServer``) runs the statements - a mysqlslap
+INSERT through the right-most leaf's latches (``server.append``, ``latches``) - and
+commits each transaction here.
 
 What every protocol shares (MySQL 5.1 ``ha_commit_trans`` and InnoDB):
 
-- **Statement**: the server thread is woken by the client's query packet (one
-  wake-up), executes the statement on a core (``insert_row_cycles`` /
-  ``update_row_cycles``: network, parse, open and lock the table in the server,
-  row conversion, the reply) and changes the row in InnoDB through its shared
-  latches (``latches``: ``trx_start`` and the table lock under ``kernel_mutex``, the
-  hidden row id under ``dict_sys->mutex``, the right-most leaf page's latch, the
-  undo record, the redo records under ``log_sys->mutex``).
 - **No binary log** (``log_bin=0``): no two-phase commit (a single participant):
   ``innobase_commit`` appends the commit record and flushes the log per
   ``innodb_flush_log_at_trx_commit``; flushes are shared through
@@ -56,7 +52,7 @@ PREPARE_REDO_BYTES = 170
 # Redo written by commit: undo-segment state / history-list records of trx_commit.
 COMMIT_REDO_BYTES = 60
 
-CYCLE_KEYS = ("insert_row_cycles", "update_row_cycles", "trx_start_cycles",
+CYCLE_KEYS = ("trx_start_cycles",
               "lock_table_cycles", "lock_queue_step_cycles", "lock_rec_cycles",
               "row_id_cycles", "autoinc_cycles", "btr_search_cycles", "undo_assign_cycles",
               "undo_record_cycles", "page_insert_cycles", "page_split_cycles",
@@ -87,11 +83,9 @@ class CommitConfig:
     mutex enter + exit ~100). A single-row INSERT totals ~70,000 (25 us), its prepare
     ~3,000, its commit ~7,000-8,000:
 
-    - ``insert_row_cycles`` (51,000) / ``update_row_cycles`` (79,000): everything
-      outside InnoDB's shared latches - recv/send of the packets, parse, table open
-      and ``mysql_lock_tables``, ``row_mysql_convert_row_to_innobase``, the binlog
-      event into the session cache, the reply; for an update also the primary-key
-      search and the in-place change.
+    - the statement outside InnoDB's shared latches (recv/send of the packets, parse,
+      table open and ``mysql_lock_tables``, row conversion, the binlog event into the
+      session cache, the reply) is the server's ``stmt_cycles`` (50,000).
     - under ``kernel_mutex``: ``trx_start_cycles`` (1,000: rollback segment, trx id,
       trx list; the shared lines of trx_sys), ``lock_table_cycles`` (1,200: allocate
       and link the IX ``lock_t``) plus ``lock_queue_step_cycles`` (130) for every
@@ -152,8 +146,6 @@ class CommitConfig:
     binlog_format: str = "STATEMENT"
     db_name: str = "mysqlslap"
     # CPU costs, cycles (see above)
-    insert_row_cycles: int = 51_000
-    update_row_cycles: int = 79_000
     trx_start_cycles: int = 1_000
     lock_table_cycles: int = 1_200
     lock_queue_step_cycles: int = 130
@@ -250,10 +242,7 @@ class CommitPath:
         self.bcfg = cfg.binlog()
         self.binlog = (Binlog(sim, self.bcfg, fs, lambda n: open_file(n, None), cpu)
                        if cfg.log_bin else None)
-        self.cycles = {"insert": cfg.insert_row_cycles, "update": cfg.update_row_cycles}
-        self.trx_started = 0
         self.trx_committed = 0
-        self.statement_lat = LatencyRecorder()
         self.commit_lat = LatencyRecorder()
         self.measure_from_ns = 0
         self._binlog_bytes: dict[Statement, int] = {}
@@ -267,32 +256,6 @@ class CommitPath:
 
     def stop(self) -> None:
         self.redo.stop_master()
-
-    # -- one autocommitted statement -------------------------------------------------------
-    def execute(self, thd: int, stmt: Statement):
-        """Run ``stmt`` for client thread ``thd`` and commit it (a generator)."""
-        cpu, sim = self.cpu, self.sim
-        t0 = sim.now_ns
-        yield from cpu.run_ns(cpu.wakeup_ns)          # woken by the client's packet
-        yield from cpu.run(self.cycles[stmt.kind])
-        self.trx_started += 1
-        trx = Trx(self.trx_started, thd, stmt, self._trx_binlog_bytes(stmt))
-        latches = self.latches
-        yield from latches.trx_start(trx)
-        yield from latches.lock_table_ix(trx)
-        if stmt.kind == "insert":
-            yield from latches.row_insert(trx, stmt)
-        else:
-            yield from latches.row_update(trx, stmt)
-        trx.start_ns = sim.now_ns
-        if self.binlog is None:
-            yield from self.commit_low(trx, flush=True)
-        else:
-            yield from self.commit_2pc(trx)
-        self.trx_committed += 1
-        if t0 >= self.measure_from_ns:
-            self.commit_lat.add(sim.now_ns - trx.start_ns)
-            self.statement_lat.add(sim.now_ns - t0)
 
     def _trx_binlog_bytes(self, stmt: Statement) -> int:
         n = self._binlog_bytes.get(stmt)

@@ -57,7 +57,7 @@ hash index's ``btr_search_latch``, ``LOCK_open`` and the server's other mutexes,
 ``innodb_thread_concurrency`` (the Plugin's default 0; the built-in's 8 only queues
 threads that all wait for ``prepare_commit_mutex`` anyway), the undo page latches
 (each transaction's own), purge, the CPU burnt by the losers of a wake-up race, the
-tree growing a level, update statements' page latches (random pages: no hot spot).
+tree growing a level.
 """
 from __future__ import annotations
 
@@ -187,13 +187,6 @@ class InnoDBLatches:
         if tree_x:
             self.index_lock.x_unlock()
         self.leaf_inserts += 1
-
-    def row_update(self, trx, stmt):
-        """An update in place by primary key (random pages: only the record lock is
-        a shared latch)."""
-        yield from self._section(self.kernel_mutex, self.cfg.lock_rec_cycles)
-        yield from self._undo_record(trx, stmt)
-        yield from self._mtr_commit(stmt.redo_bytes - stmt.undo_redo_bytes)
 
     def _undo_record(self, trx, stmt):
         """``trx_undo_report_row_operation``: on the first change of the transaction an

@@ -8,7 +8,11 @@ index such as sysbench's ``k``), with the key it starts at and how many rows it 
 (a range). ``variant`` says how the server finishes a range read: ``""`` (rows
 returned), ``"sum"`` (``SELECT SUM(k)``), ``"order"`` (``ORDER BY c``, a filesort),
 ``"distinct"`` (``SELECT DISTINCT c ... ORDER BY c``). An ``insert`` carries the key of
-the new row; a ``delete`` the key it removes.
+the new row - except into a table keyed on InnoDB's hidden row id or an
+AUTO_INCREMENT column (``TableDef.clustered_key``, mysqlslap's ``t1``), where the
+server assigns it (the key passed is ignored); a ``delete`` the key it removes.
+``sql_bytes``: the statement's text length, the size of its STATEMENT-format binary
+log event (0: the server's estimate).
 
 The server's side (``yield from server.run(thd, trx)`` in a simulated client thread):
 each operation costs CPU, descends its index through the buffer pool (reads on misses,
@@ -27,6 +31,7 @@ OP_KINDS = ("point_select", "range_select", "update_index", "update_non_index",
             "insert", "delete")
 RANGE_VARIANTS = ("", "sum", "order", "distinct")
 PRIMARY = "PRIMARY"
+CLUSTERED_KEYS = ("primary", "row_id", "auto_increment")
 
 
 @dataclass(frozen=True)
@@ -34,12 +39,21 @@ class TableDef:
     """One table: ``rows`` rows of ``row_bytes`` each (the clustered record, without
     InnoDB's hidden columns), keyed by an integer primary key 1..rows, with secondary
     indexes on integer columns (``secondary``: their names, e.g. sysbench's ``("k",)``),
-    each entry ``key_bytes`` long."""
+    each entry ``key_bytes`` long. ``clustered_key``: what the clustered index is keyed
+    on - ``primary`` (that integer key), ``row_id`` (no primary key: InnoDB's hidden
+    ``DB_ROW_ID`` from the server-wide counter) or ``auto_increment`` (an AUTO_INCREMENT
+    column); with the last two every insert goes to the right-most leaf."""
     name: str
     rows: int
     row_bytes: int
     secondary: tuple[str, ...] = ()
     key_bytes: int = 4
+    clustered_key: str = "primary"
+
+    def __post_init__(self) -> None:
+        if self.clustered_key not in CLUSTERED_KEYS:
+            raise ValueError(f"TableDef.clustered_key: {self.clustered_key!r} is not one of "
+                             f"{', '.join(CLUSTERED_KEYS)}")
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,7 @@ class Op:
     rows: int = 1
     index: str = PRIMARY
     variant: str = ""
+    sql_bytes: int = 0
 
     def __post_init__(self) -> None:
         if self.kind not in OP_KINDS:

@@ -1,5 +1,6 @@
 """A full-table scan in primary-key order (``SELECT * FROM t`` as mysqldump or an
-online schema change runs it) by one server thread.
+online schema change runs it) by one server thread, through the server's buffer pool
+(``buffer.aio_reads.TablespaceReads``: the tablespace's reads into it).
 
 Modelled: the thread descends from the root to the first leaf (reading the root and
 non-leaf pages on the way), then moves leaf to leaf along FIL_PAGE_NEXT - never
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from ...checks import at_least
 from ...sim import Simulator
-from .buffer_pool import BufferPool
+from .buffer.aio_reads import TablespaceReads
 from .read_ahead import ReadAhead, ReadAheadConfig, make_read_ahead
 from .read_ahead.base import ScanContext
 from .table import KIND_NAMES, TableLayout
@@ -54,7 +55,7 @@ class FullTableScan:
     """One scan of ``layout``'s clustered index through ``bp``."""
 
     def __init__(self, sim: Simulator, cfg: ScanConfig, ra_cfg: ReadAheadConfig,
-                 layout: TableLayout, bp: BufferPool, scale: float = 1.0) -> None:
+                 layout: TableLayout, bp: TablespaceReads, scale: float = 1.0) -> None:
         self.sim = sim
         self.cfg = cfg
         self.layout = layout

@@ -1,7 +1,8 @@
 """A tiny stand-in filesystem for engine tests (the real one is models/fs).
 
-Same call names as ``models.fs``: ``create(name, size_bytes)``, ``pwrite(f, offset,
-size, direct=False, sync=0) -> Event`` (``sync``: O_DSYNC / O_SYNC - the write, then
+Same call names as ``models.fs``: ``create(name, size_bytes, preallocate)``, ``pwrite(f,
+offset, size, direct=False, sync=0) -> Event``, ``pread(f, offset, size) -> Event`` (a read
+of the device, as O_DIRECT: nothing is cached) (``sync``: O_DSYNC / O_SYNC - the write, then
 what ``fsync`` does, before the event fires), ``fsync(f)`` / ``fdatasync(f) -> Event``.
 Each file is a contiguous extent of the block device. Buffered writes only dirty 4 KB pages and
 return after ``write_ns``; ``fsync`` writes the dirty pages (contiguous runs merged
@@ -11,14 +12,15 @@ return at completion. Every call is logged in ``calls`` as (time_ns, op, file, .
 """
 from __future__ import annotations
 
-from models.device.request import FLUSH, WRITE, IORequest
+from models.device.request import FLUSH, READ, WRITE, IORequest
 from models.sim import Event, all_of
 
 PAGE = 4096
 
 
 class FakeFile:
-    def __init__(self, name, base, size):
+    def __init__(self, fs, name, base, size):
+        self.fs = fs
         self.name = name
         self.base = base
         self.size = size
@@ -38,9 +40,9 @@ class FakeFS:
         self.files: dict[str, FakeFile] = {}
         self.calls: list[tuple] = []
 
-    def create(self, name, size_bytes=None):
-        size = size_bytes if size_bytes is not None else self.grow_bytes
-        f = FakeFile(name, self.next_base, size)
+    def create(self, name, size_bytes=None, preallocate="none"):
+        size = size_bytes if size_bytes else self.grow_bytes
+        f = FakeFile(self, name, self.next_base, size)
         self.next_base += -(-size // (1 << 20)) * (1 << 20)
         self.files[name] = f
         return f
@@ -52,6 +54,12 @@ class FakeFS:
         if sync:          # O_DSYNC / O_SYNC: the write, then what fsync does
             return self.sim.spawn(self._sync_write(f, offset, size, direct))
         return self._write(f, offset, size, direct)
+
+    def pread(self, f, offset, size, direct=False):
+        self.calls.append((self.sim.now_ns, "pread", f.name, offset, size, direct))
+        ev = Event(self.sim)
+        self.queue.submit(IORequest(READ, f.base + offset, size, lambda r: ev.succeed()))
+        return ev
 
     def _write(self, f, offset, size, direct):
         if direct:

@@ -1,6 +1,5 @@
-"""InnoDB's LRU list with midpoint insertion (``buf0lru.cc``), shared by the read-only
-pool of the full scan (``innodb.buffer_pool``) and the pool that writes
-(``innodb.buffer.pool``).
+"""InnoDB's LRU list with midpoint insertion (``buf0lru.cc``) of the server's buffer
+pool (``innodb.buffer.pool``; the full scan reads into it, ``innodb.buffer.aio_reads``).
 
 Modelled after MySQL 5.6 ``buf_LRU_add_block`` / ``buf_LRU_old_adjust_len`` /
 ``buf_page_make_young_if_needed``:

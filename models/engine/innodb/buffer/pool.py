@@ -27,7 +27,7 @@ list, page states (MySQL 5.6 ``buf0buf.cc``, ``buf0lru.cc``; one instance).
 
 Deliberately not modelled: several instances (one list set for the whole pool), the
 buffer-pool / LRU / flush-list mutexes, compressed pages, the adaptive hash index,
-read-ahead (``innodb.read_ahead`` serves the full scan's pool).
+read-ahead (``buffer.aio_reads``: the full scan's reads and read-ahead into this pool).
 """
 from __future__ import annotations
 
@@ -62,6 +62,13 @@ class WritePool(MidpointLRU):
         self.write_requests = 0       # Innodb_buffer_pool_write_requests
         self.pages_created = 0        # Innodb_pages_created
         self.pages_evicted = 0
+
+    def resize(self, capacity: int) -> None:
+        """Before any page is in the pool: ``capacity`` frames, all free (a pool shrunk
+        with the data by ``run.scale``)."""
+        if self.lru_len() or self.reading or self.free != self.capacity:
+            raise ValueError("resize: the buffer pool is in use")
+        self.capacity = self.free = capacity
 
     # -- state ---------------------------------------------------------------------------
     def oldest_modification(self) -> int:

@@ -32,11 +32,11 @@ class LinearReadAhead(ReadAhead):
         ascending = page == high - 1
         threshold = min(area - self.ctx.cfg.innodb_read_ahead_threshold, area)
         bp = self.ctx.bp
-        first_access = bp.first_access
+        first_access, sp = bp.first_access, bp.space
         fail = 0
         pred_t = 0
         for i in range(low, high):
-            t = first_access.get(i, 0)
+            t = first_access.get(sp | i, 0)
             if not t:
                 fail += 1
             elif pred_t and t != pred_t and (t > pred_t) != ascending:

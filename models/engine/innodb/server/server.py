@@ -44,6 +44,7 @@ from ..buffer.cleaner import BackgroundFlusher
 from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
 from ..buffer.pool import WritePool
+from .append import RightEndInserts
 from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
@@ -96,6 +97,8 @@ class InnoDBServer:
         self.conc = (Semaphore(sim, cfg.innodb_thread_concurrency, "srv_conc")
                      if cfg.innodb_thread_concurrency else None)
         self.tables: dict[str, TableLayout] = {}
+        self.appends = RightEndInserts(self)
+        self.next_space = 0                   # space ids: ibdata1 0, the tables from 1
         self.fresh: set[int] = set()          # created pages never written yet
         self.undo_seq = 0
         self.undo_used = PAGE_USABLE_BYTES    # the first record opens a page
@@ -115,7 +118,8 @@ class InnoDBServer:
 
     # -- life cycle ------------------------------------------------------------------------
     def create_tables(self, tables) -> None:
-        """The tables of ``tables`` (``ops.TableDef``), loaded: files laid out, nothing cached."""
+        """The tables of ``tables`` (``ops.TableDef``), loaded: files laid out, nothing
+        cached; an empty table (``rows=0``) as CREATE TABLE leaves it, its roots new pages."""
         if self.started:
             raise ValueError("create_tables: the server has started")
         for t in tables:
@@ -123,10 +127,23 @@ class InnoDBServer:
                 raise TypeError(f"create_tables: expected TableDef, got {type(t).__name__}")
             if t.name in self.tables:
                 raise ValueError(f"create_tables: table {t.name!r} defined twice")
-            space = len(self.tables) + 1
+            self.next_space += 1
+            space = self.next_space
             layout = TableLayout(space, t)
             self.files.add_table(space, t.name, layout.n_pages)
             self.tables[t.name] = layout
+            if t.rows == 0:      # CREATE TABLE: its root pages are created in the pool
+                self.fresh.update(ix.space | ix.base[-1] for ix in layout.indexes.values())
+
+    def create_tablespace(self, name: str, n_pages: int) -> int:
+        """A table whose pages the caller lays out (the full scan's fragmented table from
+        the layout builder): its file of ``n_pages`` as for ``create_tables``; returns the
+        space id (pool page ids ``space << 32 | page_no``)."""
+        if self.started:
+            raise ValueError("create_tablespace: the server has started")
+        self.next_space += 1
+        self.files.add_table(self.next_space, name, n_pages)
+        return self.next_space
 
     def preload(self) -> int:
         """Warm pool: every table's upper B+tree levels, then leaves, in free frames until
@@ -254,10 +271,14 @@ class InnoDBServer:
                 yield from cpu.run(cfg.stmt_cycles)              # COMMIT
             if t.ctrx is not None:
                 cp = self.commit_path
+                t0 = self.sim.now_ns
                 if cp.binlog is None:
                     yield from cp.commit_low(t.ctrx, flush=True)
                 else:
                     yield from cp.commit_2pc(t.ctrx)
+                cp.trx_committed += 1
+                if t0 >= cp.measure_from_ns:
+                    cp.commit_lat.add(self.sim.now_ns - t0)
             self.locks.release_all(t)
             self.trx_committed += 1
             return
@@ -268,7 +289,10 @@ class InnoDBServer:
         kind = op.kind
         if kind in WRITE_KINDS:
             yield from self.ckpt.free_check()
-            yield from self._change(thd, t, tbl, op)
+            if kind == "insert" and tbl.tdef.clustered_key != "primary":
+                yield from self.appends.insert(thd, t, tbl, op)
+            else:
+                yield from self._change(thd, t, tbl, op)
             return
         rows = op.rows
         ix = tbl.indexes[op.index]

@@ -6,6 +6,7 @@ import pytest
 
 from models.engine.cpu import CPUConfig
 from models.engine.innodb.commit_base import CommitConfig
+from models.engine.innodb.server import InnoDBServerConfig
 from tests.models.engine.stack import build, run_slap
 
 US = 1_000
@@ -98,7 +99,7 @@ def test_builtin_throughput_is_one_over_the_serial_section():
     # one connection: the statement itself (wake-up + insert, every part of it) is
     # added, and nobody queues behind the commit
     r1, *_ = run_slap(1, QUERIES, commit_protocol="mysql51_builtin")
-    insert = (cfg.insert_row_cycles + cfg.trx_start_cycles + cfg.lock_table_cycles
+    insert = (InnoDBServerConfig().stmt_cycles + cfg.trx_start_cycles + cfg.lock_table_cycles
               + cfg.row_id_cycles + cfg.btr_search_cycles + cfg.lock_rec_cycles
               + cfg.undo_assign_cycles + cfg.undo_record_cycles + cfg.page_insert_cycles
               + 3 * cfg.mtr_commit_cycles)

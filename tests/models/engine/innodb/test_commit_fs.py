@@ -6,7 +6,8 @@ from models.block import BlockQueue
 from models.device.hdd import HDD, default_15k_sas
 from models.device.raid import RAID, RAIDConfig
 from models.engine.cpu import CPUConfig
-from models.engine.innodb import CommitConfig, make_server
+from models.engine.innodb import fs_open_file
+from models.engine.innodb.server import InnoDBServerConfig, make_innodb_server
 from models.fs import Filesystem, FsConfig
 from models.sim import Simulator
 from models.workload.mysqlslap import Mysqlslap, MysqlslapConfig
@@ -19,7 +20,9 @@ def run(device, concurrency, queries, **engine):
     q = BlockQueue(sim, dev)
     fs = Filesystem(sim, FsConfig(type="ext3"), q)
     engine.setdefault("innodb_log_file_size", "64M")
-    eng = make_server(sim, CommitConfig(**engine), CPUConfig(), fs)
+    cfg = InnoDBServerConfig(**engine)
+    eng = make_innodb_server(sim, cfg, CPUConfig(), fs, fs, fs,
+                             fs_open_file(fs, cfg.log_files_cached))
     slap = Mysqlslap(sim, MysqlslapConfig(concurrency=concurrency,
                                           number_of_queries=queries), eng)
     before = q.snapshot()

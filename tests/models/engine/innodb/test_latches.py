@@ -5,12 +5,13 @@ import pytest
 
 from models.engine.innodb.commit_base import CommitConfig, Trx
 from models.engine.innodb.latches import PAGE_DATA_BYTES, PAGE_SPACE_RESERVE
-from models.workload.mysqlslap import MysqlslapConfig, statement_for
+from models.engine.innodb.server.append import insert_statement
+from models.workload.mysqlslap import MysqlslapConfig, table_for
 from tests.models.engine.stack import build, run_slap
 
 
 def test_mysqlslap_rows_fill_the_right_most_leaf_and_split_it():
-    stmt = statement_for(MysqlslapConfig())
+    stmt = insert_statement(*table_for(MysqlslapConfig()))
     # 5-byte header, NULL flags, DB_ROW_ID / DB_TRX_ID / DB_ROLL_PTR, INT, VARCHAR(128)
     assert stmt.rec_bytes == 5 + 1 + 19 + 4 + 129
     per_page = int((PAGE_DATA_BYTES - PAGE_SPACE_RESERVE) // (stmt.rec_bytes + 2 / 6))
@@ -28,7 +29,7 @@ def test_table_lock_queue_walk_grows_with_active_transactions():
     lock_table_dequeue at commit over the ones queued behind."""
     sim, dev, q, fs, cpu, eng = build(commit_protocol="mysql51_builtin")
     cfg, lt = eng.cfg, eng.latches
-    stmt = statement_for(MysqlslapConfig())
+    stmt = insert_statement(*table_for(MysqlslapConfig()))
     trxs = [Trx(i + 1, 0, stmt, 0) for i in range(3)]
     took = []
 

@@ -2,30 +2,26 @@
 import numpy as np
 import pytest
 
-from models.block import BlockConfig, BlockQueue
-from models.engine.innodb.buffer_pool import BufferPool, BufferPoolConfig
 from models.engine.innodb.read_ahead import ReadAheadConfig
 from models.engine.innodb.read_ahead.base import ScanContext
 from models.engine.innodb.read_ahead.linear import LinearReadAhead
 from models.engine.innodb.read_ahead.random import RandomReadAhead
 from models.engine.innodb.scan import FullTableScan, ScanConfig
 from models.engine.innodb.table import K_LEAF, TableConfig, TableLayout, build_table
-from models.sim import Simulator
-from tests.models.fakes import FixedDevice
+from models.units import parse_size
+from tests.models.engine.innodb.scan_stack import reads
 
 PAGE = 16384
 
 
-def _stack(pool="64m", queue_depth=32, service_ns=50_000):
-    sim = Simulator()
-    dev = FixedDevice(sim, service_ns=service_ns, queue_depth=queue_depth)
-    blk = BlockQueue(sim, dev, BlockConfig(max_sectors_kb=512))
-    return sim, dev, blk, BufferPoolConfig(innodb_buffer_pool_size=pool)
+def _stack(layout, pool="64m", queue_depth=32, service_ns=50_000):
+    sim, dev, blk, bp = reads(parse_size(pool, "pool"), queue_depth, service_ns, 0,
+                              layout.page_kind)
+    return sim, dev, blk, bp
 
 
 def _scan(layout, pool="64m", **ra):
-    sim, dev, blk, bp_cfg = _stack(pool)
-    bp = BufferPool(sim, bp_cfg, blk, 0, layout.page_kind)
+    sim, dev, blk, bp = _stack(layout, pool)
     scan = FullTableScan(sim, ScanConfig(cpu_ns_per_row=100, cpu_ns_per_page=1000),
                          ReadAheadConfig(**ra), layout, bp)
     scan.start()
@@ -50,8 +46,7 @@ def _toy_layout(leaves, n_pages=256):
 
 
 def _ctx(layout, **ra):
-    sim, dev, blk, bp_cfg = _stack()
-    bp = BufferPool(sim, bp_cfg, blk, 0, layout.page_kind)
+    sim, dev, blk, bp = _stack(layout)
     return sim, dev, bp, ScanContext(sim, bp, layout, ReadAheadConfig(**ra), 1.0)
 
 

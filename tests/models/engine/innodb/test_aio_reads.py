@@ -1,24 +1,17 @@
-"""Buffer pool: reads through the block layer, LRU midpoint insertion, aio slots."""
-import numpy as np
-import pytest
-
-from models.block import BlockConfig, BlockQueue
+"""A tablespace's reads into the server's buffer pool: synchronous misses through the
+block layer, LRU midpoint insertion, read-ahead's aio slots and multi-page submits."""
 from models.device.request import READ
-from models.engine.innodb.buffer_pool import BufferPool, BufferPoolConfig
-from models.sim import Simulator
-from tests.models.fakes import FixedDevice
+from tests.models.engine.innodb.scan_stack import reads
 
 KB = 1024
 PAGE = 16 * KB
+SIZES = {"1m": 2**20, "4m": 4 * 2**20, "16m": 16 * 2**20}
 
 
-def _pool(pool="1m", queue_depth=1, service_ns=100_000, offset=1 << 20, **kw):
-    sim = Simulator()
-    dev = FixedDevice(sim, service_ns=service_ns, queue_depth=queue_depth)
-    blk = BlockQueue(sim, dev, BlockConfig(max_sectors_kb=512))
-    cfg = BufferPoolConfig(innodb_buffer_pool_size=pool, **kw)
-    bp = BufferPool(sim, cfg, blk, offset, np.zeros(4096, np.int8))
-    return sim, dev, blk, bp
+def _pool(pool="1m", queue_depth=1, service_ns=100_000, offset=1 << 20,
+          innodb_old_blocks_time=1000, innodb_read_io_threads=4):
+    return reads(SIZES[pool], queue_depth, service_ns, offset,
+                 read_io_threads=innodb_read_io_threads, old_blocks_time=innodb_old_blocks_time)
 
 
 def _read(sim, bp, page, access=1):
@@ -57,11 +50,12 @@ def test_old_sublist_holds_innodb_old_blocks_pct_of_the_list():
     for p in range(1000):
         _read(sim, bp, p, access=0)
     assert len(bp) == bp.capacity == 256
-    assert abs(len(bp.old) - 0.37 * 256) <= 20
+    old, young = bp.pool.old, bp.pool.young
+    assert abs(len(old) - 0.37 * 256) <= 20
     # pages read once enter the old sublist and leave it in read order: the old
     # sublist is the most recent reads, the young one what the pool filled up with
-    assert list(bp.old) == list(range(1000 - len(bp.old), 1000))
-    assert max(bp.young) < 256
+    assert list(old) == list(range(1000 - len(old), 1000))
+    assert max(young) < 256
 
 
 def test_innodb_old_blocks_time_keeps_a_scan_from_evicting_hot_pages():
@@ -119,12 +113,3 @@ def test_read_ahead_pages_evicted_unused_are_counted():
     sim.run()
     assert bp.stats()["bp_read_ahead_evicted"] == 16
     assert bp.stats()["bp_async_reads"] == 80
-
-
-@pytest.mark.parametrize("key, value", [("innodb_buffer_pool_size", "512k"),
-                                        ("innodb_old_blocks_pct", 2),
-                                        ("innodb_old_blocks_time", -1),
-                                        ("innodb_read_io_threads", 0)])
-def test_config_errors_name_the_key(key, value):
-    with pytest.raises(ValueError, match=f"^{key}:"):
-        BufferPoolConfig(**{key: value})
