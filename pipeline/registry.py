@@ -306,6 +306,13 @@ if _sysbench is not None and _optional("models.engine.innodb.server") is not Non
                                                                         scale),
         on="engine")
 
+_tpcc = _optional("models.workload.tpcc")
+if _tpcc is not None and _optional("models.engine.innodb.server") is not None:
+    WORKLOADS["tpcc"] = WorkloadKind(
+        _tpcc.TpccConfig,
+        lambda sim, cfg, server, rng, scale, extras: _tpcc.Tpcc(sim, cfg, server, rng, scale),
+        on="engine")
+
 
 def file_classes() -> tuple[str, ...]:
     """Every file class some workload or engine places (the valid ``placement`` keys)."""

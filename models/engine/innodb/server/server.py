@@ -324,6 +324,10 @@ class InnoDBServer:
             s = self._stmts[n_sec] = Statement("update", BINLOG_STMT_BYTES, 200, 0)
         return s
 
+    def table_pages(self) -> dict[str, int]:
+        """Pages of each table's .ibd: as loaded, plus the leaves allocated since."""
+        return {name: tbl.next_free_page for name, tbl in self.tables.items()}
+
     # -- status ------------------------------------------------------------------------------
     def status(self) -> dict:
         """SHOW GLOBAL STATUS: counters and gauges under their MySQL names (those marked
