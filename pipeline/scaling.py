@@ -54,6 +54,7 @@ SCALED = {
     "tpcc": {"duration": lambda cfg, scale: _float(cfg.duration * scale),  # workload/tpcc/
              "rampup": lambda cfg, scale: _float(cfg.rampup * scale)},
 }
+SCALED["dbt2"] = SCALED["tpcc"]
 
 
 def size_text(n: int) -> str:
