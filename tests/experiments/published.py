@@ -31,7 +31,7 @@ KNOWN_MISSES = frozenset({
 
 # Experiments whose cases cost more than a few seconds of one core (pytest -m "not slow"
 # leaves them out locally; CI runs everything)
-SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests"})
+SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests", "dbt2_placement"})
 
 # Experiments whose rows are tested in a file of their own (test_e5_published.py), so a
 # parallel run (pytest-xdist --dist loadfile) gives them a worker beside the rest
