@@ -6,8 +6,10 @@ two), ``duration`` (s: DBT-2 ``-d``, tpcc-mysql ``-l``; the measured interval),
 ``rampup`` (s: tpcc-mysql ``-r``, DBT-2's ramp-up: transactions run, nothing is
 counted), ``warm_pool`` (not an option of either tool: start with the buffer pool as
 ``InnoDBServer.preload`` fills it - upper B+tree levels, then leaves in table order -
-standing for the pool a previous run left; off: the pool starts empty, as after a
-restart).
+standing for the pool a previous run left, and the last orders of every district as
+New-Orders placed them (NURand items, not the loader's uniform ones: Stock-Level reads
+their STOCK rows); off: the pool starts empty, as after a restart, on the database as
+loaded).
 
 Fixed as both tools are run for throughput: keying and think time 0, the mix
 45/43/4/4/4. Not modelled: the terminals-per-warehouse binding of DBT-2's driver

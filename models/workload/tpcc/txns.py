@@ -29,7 +29,9 @@ throughput: every connection issues its next transaction at once):
 The orders' state is shared by all connections, as the database's is: each district's
 next order number, its oldest undelivered order, where each order's lines start, and
 the items of its last 20 orders (Stock-Level reads their STOCK rows: the rows New-Order
-has just touched). A loaded order's items are uniform (as the loader draws them).
+has just touched). A loaded order's items are uniform, as the loader draws them; with
+``warm`` (the database as a previous run left it, ``TpccConfig.warm_pool``) the loaded
+orders Stock-Level reads were placed by New-Orders, so their items are NURand's.
 
 Simplified: the customer a by-name Payment updates, and the customer of an order
 Delivery credits, are drawn afresh (the server places by-name rows by a hash);
@@ -55,7 +57,8 @@ STOCK_LEVEL_ORDERS = 20
 class TpccState:
     """The orders of every district (shared by the connections)."""
 
-    def __init__(self, warehouses: int) -> None:
+    def __init__(self, warehouses: int, warm: bool = False) -> None:
+        self.warm = warm
         self.defs = {t.name: t for t in table_defs(warehouses)}
         n = warehouses * DISTRICTS
         self.next_o_id = [ORDERS + 1] * n
@@ -213,7 +216,10 @@ class TxnBuilder:
         recent = list(st.items[g])
         loaded_lines = rows - sum(len(t) for t in recent)
         items = {i for t in recent for i in t}
-        items.update(rnd.uniform(1, ITEMS) for _ in range(max(0, loaded_lines)))
+        if st.warm:
+            items.update(rnd.nurand(nurand.A_OL_I_ID, 1, ITEMS) for _ in range(loaded_lines))
+        else:
+            items.update(rnd.uniform(1, ITEMS) for _ in range(loaded_lines))
         for i in sorted(items):
             ops.append(Op("point_select", "stock", stock_key(w, i)))
         return Transaction(tuple(ops))

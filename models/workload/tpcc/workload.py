@@ -23,7 +23,7 @@ from ...engine.innodb.tablespace import PAGE_SIZE
 from ...sim import Simulator
 from . import nurand, report, schema
 from .options import TpccConfig
-from .txns import TYPES, TxnBuilder
+from .txns import TYPES, TpccState, TxnBuilder
 
 # SHOW GLOBAL STATUS gauges (levels): reported as they are at the end, not as increases
 GAUGES = frozenset({"Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_pages_dirty",
@@ -52,7 +52,7 @@ class Tpcc:
         children = rng.spawn(cfg.clients + 1)
         consts = nurand.run_constants(children[-1])
         self.rands = [nurand.TpccRand(g, consts) for g in children[:cfg.clients]]
-        self.builder = TxnBuilder(cfg.warehouses)
+        self.builder = TxnBuilder(cfg.warehouses, TpccState(cfg.warehouses, cfg.warm_pool))
         server.create_tables(schema.table_defs(cfg.warehouses))
         self.loaded_pages = sum(server.table_pages().values())
         self.preloaded = server.preload() if cfg.warm_pool and hasattr(server, "preload") else 0
