@@ -136,6 +136,11 @@ STYLES: dict[str, Style] = {
         metrics=("sfr_stall.sfr_lat_p99_ms", "buffered_write.write_lat_p99_ms"), log=True,
         label=_case_label, covers=("run.case", "workload.*", "fs.*", "block.*", "device.*"),
         xlabel="case"),
+    "dbt2_placement": Style(
+        "bars", "E3 DBT-2 (100 warehouses, 20 connections, 2 GB pool): InnoDB file "
+        "placement on HDD RAID 1 + BBWC, X25-E SSDs and tmpfs", metrics=(
+            "dbt2.notpm", "dbt2.notpm_per_usd"), label=_case_label,
+        covers=("run.case", "placement.*"), xlabel="placement (run.case)"),
     "disk_validation": Style(
         "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
         "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,

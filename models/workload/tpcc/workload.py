@@ -64,6 +64,11 @@ class Tpcc:
         self._before: dict = {}
         self._after: dict = {}
 
+    @property
+    def duration_s(self) -> float:
+        """``duration`` as the run uses it (after ``run.scale``)."""
+        return self.duration_ns / 1e9
+
     def start(self) -> None:
         sim = self.sim
         self.server.start()
