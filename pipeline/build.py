@@ -86,6 +86,7 @@ def build(spec: RunSpec) -> Stack:
     naming the component it came from."""
     sim = Simulator()
     devices: dict = {}
+    links: dict = {}                   # device.<name>.bus: the shared links of the run
     for d in spec.devices:
         kind = registry.DEVICES[d.type]
         members = [devices[m] for m in d.members]
@@ -94,6 +95,11 @@ def build(spec: RunSpec) -> Stack:
                                         component_rng(spec.seed, f"device.{d.name}"))
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}", ex) from None
+        if d.bus is not None:
+            from models.device.bus import Bus
+
+            link = links.get(d.bus[0]) or links.setdefault(d.bus[0], Bus(sim, d.bus[0], d.bus[1]))
+            devices[d.name] = link.attach(devices[d.name], d.name)
     queues = {}
     for d in spec.devices:
         if d.queue is None:
