@@ -21,19 +21,14 @@ import numpy as np
 
 from ...engine.innodb.tablespace import PAGE_SIZE
 from ...sim import Simulator
+from ..server_status import MeasuredRun
 from . import nurand, report, schema
 from .options import TpccConfig
 from .txns import TYPES, TpccState, TxnBuilder
 
-# SHOW GLOBAL STATUS gauges (levels): reported as they are at the end, not as increases
-GAUGES = frozenset({"Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_pages_dirty",
-                    "Innodb_buffer_pool_pages_free", "Innodb_buffer_pool_pages_total",
-                    "Innodb_checkpoint_age", "Innodb_checkpoint_max_age",
-                    "Innodb_row_lock_current_waits", "Innodb_row_lock_time_max",
-                    "Innodb_lsn_current", "Innodb_lsn_flushed", "Innodb_lsn_last_checkpoint"})
 
 
-class Tpcc:
+class Tpcc(MeasuredRun):
     """One run of ``cfg`` against ``server``."""
 
     def __init__(self, sim: Simulator, cfg: TpccConfig, server,
@@ -71,20 +66,10 @@ class Tpcc:
 
     def start(self) -> None:
         sim = self.sim
-        self.server.start()
-        self.t0 = sim.now_ns
-        self.measure_ns = self.t0 + self.rampup_ns
-        self.deadline_ns = self.measure_ns + self.duration_ns
-        if self.rampup_ns:
-            sim.at(self.measure_ns, self._measure_from)
-        else:
-            self._before = self.server.status()
+        self._begin(self.rampup_ns, self.duration_ns)
         self.running = self.cfg.clients
         for i in range(self.cfg.clients):
             sim.spawn(self._client(i), f"tpcc{i}")
-
-    def _measure_from(self, _arg=None) -> None:
-        self._before = self.server.status()
 
     def _client(self, thd: int):
         sim, server, build, rnd = self.sim, self.server, self.builder.build, self.rands[thd]
@@ -102,14 +87,6 @@ class Tpcc:
         if self.running == 0:
             self._finish()
 
-    def _finish(self) -> None:
-        self.finished_ns = self.sim.now_ns
-        if not self._before:
-            self._before = self.server.status()
-        self._after = self.server.status()
-        self.server.stop()
-        self.sim.stop()
-
     def data_bytes(self) -> int:
         """The .ibd files' pages now (loaded plus grown), in bytes."""
         return sum(self.server.table_pages().values()) * PAGE_SIZE
@@ -122,10 +99,7 @@ class Tpcc:
         out["loaded_bytes"] = self.loaded_pages * PAGE_SIZE
         out["data_bytes"] = self.data_bytes()
         out["preloaded_pages"] = self.preloaded
-        after = self._after or self.server.status()
-        for k, v in after.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[k] = v if k in GAUGES else v - self._before.get(k, 0)
+        out.update(self.status_over_run())
         reqs, reads = out.get("Innodb_buffer_pool_read_requests", 0), out.get(
             "Innodb_buffer_pool_reads", 0)
         out["hit_rate"] = 1 - reads / reqs if reqs else 0.0
