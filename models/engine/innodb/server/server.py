@@ -258,7 +258,8 @@ class InnoDBServer:
         else:
             ix = tbl.indexes[op.index]
             pos = op.key - 1
-            pages = ix.path(pos) + ix.leaves(pos, rows)[1:]          # each entry leads to its row in the clustered index
+            pages = ix.path(pos) + ix.leaves(pos, rows)[1:]
+            # each entry leads to its row in the clustered index
             for j in range(rows):
                 pk = (op.key + j) * 7919 % tbl.rows + 1
                 pages += tbl.primary.path(pk - 1)
