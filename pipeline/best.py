@@ -12,6 +12,11 @@ configuration, and the table gives their mean, standard deviation and count). Co
 - ``margin_pct``: how much better than the next one down, in percent;
 - ``example_run``: the config hash of one of its runs (to look at its details).
 
+Per dollar: when the runs carry ``storage.cost_usd`` (the list price of the devices
+their files are on: ``price_usd`` of each device config) and the metric is
+higher-is-better, a second table ranks ``metric / storage.cost_usd`` the same way
+(``rank(..., per_usd=True)``).
+
 The baseline is ``--baseline 'param=value ...'`` (parameter names in full, or after
 their section when that is unique: ``bs=16k``), else the experiment's first
 configuration: the first value of each parameter its YAML sweeps
@@ -48,6 +53,20 @@ _LOWER = re.compile(r"(_ms$|_us$|_ns$|_seconds$|scan_s$|lat_|await|demerit|stall
                     r"_over_\d+ms$|avgqu_sz|util_pct)", re.I)
 # columns whose runs are never ranked together
 SEPARATE = ("run.scale", "code_version", "run.overrides")
+COST = "storage.cost_usd"    # the list price of the devices a run's files are on
+
+
+def per_usd_applies(con, experiment: str, metric: str, order: str | None = None) -> bool:
+    """Whether ``best`` also ranks ``metric`` per dollar: a higher-is-better metric, and
+    runs of the experiment that cost something."""
+    from .query import columns, run_sql
+
+    better = {"asc": "lower", "desc": "higher", None: direction(metric)}[order]
+    if better != "higher" or COST not in columns(con):
+        return False
+    return bool(run_sql(con, f"SELECT count(*) FROM runs WHERE experiment = $experiment AND "
+                             f"status = 'ok' AND {_quote(COST)} > 0",
+                        {"experiment": experiment}).rows[0][0])
 
 
 class BestError(ValueError):
@@ -145,9 +164,11 @@ def sweep_firsts(experiment: str) -> dict[str, str]:
 
 
 def rank(con, experiment: str, metric: str, order: str | None = None,
-         baseline: str | None = None, where: str | None = None, by: str | None = None):
+         baseline: str | None = None, where: str | None = None, by: str | None = None,
+         per_usd: bool = False):
     """The ``best`` table as a ``query.Result``. ``order``: ``"asc"``, ``"desc"`` or None
-    (from the metric's name)."""
+    (from the metric's name). ``per_usd``: rank by the metric per dollar of the run's
+    storage (``metric / storage.cost_usd``; runs that cost nothing are left out)."""
     from .query import columns, run_sql, varying_params
 
     cols = columns(con)
@@ -162,6 +183,11 @@ def rank(con, experiment: str, metric: str, order: str | None = None,
         raise BestError(f"--metric {metric}: cannot tell from its name whether higher or "
                         "lower is better; give --desc (higher) or --asc (lower)")
     sel = "experiment = $experiment AND status = 'ok'"
+    if per_usd:
+        if COST not in cols:
+            raise BestError(f"no column {COST!r} in the results: no device of these runs "
+                            "has a price_usd")
+        sel += f" AND {_quote(COST)} > 0"
     if where:
         sel += f" AND ({where})"
     p = {"experiment": experiment}
@@ -201,7 +227,7 @@ def rank(con, experiment: str, metric: str, order: str | None = None,
     listing = ", ".join(["is_base DESC"] + [f"{_quote(c)} ASC NULLS LAST" for c in vary]
                         + ["config"])
     ratio = ("{a} / nullif({b}, 0)" if better == "higher" else "{b} / nullif({a}, 0)")
-    m = _quote(metric)
+    m = _quote(metric) if not per_usd else f"({_quote(metric)} / {_quote(COST)})"
     sql = f"""
 WITH configs AS (
     SELECT {gsel}{''.join(f'{_quote(c)}, ' for c in vary)}{label} AS config,

@@ -18,7 +18,11 @@ component gets its own child stream keyed by its config path (``device.hdd0``,
 Metric columns of the summary row:
 
 - ``iostat.<dev>.<column>``: ``iostat -x`` of each block device over the workload's
-  measured interval (``r_s``, ``rMB_s``, ``await_ms``, ``util_pct``, ...);
+  measured interval (``r_s``, ``rMB_s``, ``await_ms``, ``util_pct``, ...), and
+  ``MB_read`` / ``MB_wrtn`` (``iostat -m``'s totals) over the whole run;
+- ``storage.cost_usd``: the ``price_usd`` of the devices the run's files are on (RAID
+  members included; ``storage_cost_usd``), and ``<workload type>.notpm_per_usd`` for a
+  workload that reports ``notpm``;
 - ``<workload metric prefix>.<metric>``: what the workload reports (``fio.MB_s``, ``fio.iops``;
   the prefix is the workload type unless its kind names another: every fio kind says
   ``fio``);
@@ -96,6 +100,7 @@ def build(spec: RunSpec) -> Stack:
     naming the component it came from."""
     sim = Simulator()
     devices: dict = {}
+    links: dict = {}                   # device.<name>.bus: the shared links of the run
     for d in spec.devices:
         kind = registry.DEVICES[d.type]
         members = [devices[m] for m in d.members]
@@ -104,6 +109,11 @@ def build(spec: RunSpec) -> Stack:
                                         component_rng(spec.seed, f"device.{d.name}"))
         except ValueError as ex:
             raise from_value_error(f"device.{d.name}", ex) from None
+        if d.bus is not None:
+            from models.device.bus import Bus
+
+            link = links.get(d.bus[0]) or links.setdefault(d.bus[0], Bus(sim, d.bus[0], d.bus[1]))
+            devices[d.name] = link.attach(devices[d.name], d.name)
     queues = {}
     for d in spec.devices:
         if d.queue is None:
@@ -195,6 +205,29 @@ class _Sampler:
             sim.after(self.interval_ns, self.tick)
 
 
+def storage_cost_usd(spec: RunSpec) -> float | None:
+    """The list price of the devices the run's files are on (``placement``, or the
+    workload's ``filename``), a RAID's members included (``price_usd`` of each device
+    config); None when a run names no device."""
+    used = set(spec.placement.values())
+    target = spec.workload.extras.get("filename")
+    if target:
+        used.add(str(target).removeprefix("/dev/"))
+    if not used:
+        return None
+    by_name = {d.name: d for d in spec.devices}
+    total, todo, seen = 0.0, list(used), set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        d = by_name[name]
+        total += float(getattr(d.config, "price_usd", 0.0))
+        todo.extend(d.members)
+    return total
+
+
 def simulate(spec: RunSpec) -> RunResult:
     """Build and run one configuration; returns the metric columns and detail tables."""
     stack = build(spec)
@@ -218,6 +251,10 @@ def simulate(spec: RunSpec) -> RunResult:
             row = q.iostat(before[name])
         for col, v in row.items():
             metrics[f"iostat.{name}.{col}"] = v
+        if "wMB_s" in row and name != wl_queue:   # iostat -m's totals: MB_read, MB_wrtn
+            secs = (sim.now_ns - before[name][0]) / 1e9
+            metrics[f"iostat.{name}.MB_read"] = row["rMB_s"] * secs
+            metrics[f"iostat.{name}.MB_wrtn"] = row["wMB_s"] * secs
     prefix = registry.WORKLOADS[spec.workload.type].metric_prefix or spec.workload.type
     for k, v in wl_metrics.items():
         metrics[f"{prefix}.{k}"] = v
@@ -242,6 +279,13 @@ def simulate(spec: RunSpec) -> RunResult:
         if cpu is not None:
             for k, v in cpu.stats(sim.now_ns).items():
                 metrics[f"cpustat.{k}"] = v
+
+    cost = storage_cost_usd(spec)
+    if cost is not None:
+        metrics["storage.cost_usd"] = cost
+        notpm = wl_metrics.get("notpm")
+        if notpm is not None:
+            metrics[f"{spec.workload.type}.notpm_per_usd"] = notpm / cost if cost else 0.0
 
     details: dict = {}
     if sampler is not None and sampler.rows:

@@ -326,6 +326,10 @@ def _best(con, args) -> int:
     order = "asc" if args.asc else "desc" if args.desc else None
     res = best.rank(con, args.experiment, args.metric, order, args.baseline, args.where, args.by)
     print_table(res, title=f"{args.experiment}: {args.metric}")
+    if best.per_usd_applies(con, args.experiment, args.metric, order):
+        per = best.rank(con, args.experiment, args.metric, order, args.baseline, args.where,
+                        args.by, per_usd=True)
+        print_table(per, title=f"{args.experiment}: {args.metric} per USD ({best.COST})")
     for opt, path, fmt in (("--csv", args.csv, "csv"), ("--parquet", args.parquet, "parquet")):
         if path:
             import pyarrow as pa

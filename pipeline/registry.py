@@ -327,6 +327,17 @@ if _sysbench is not None and _optional("models.engine.innodb.server") is not Non
                                                                         scale),
         on="engine")
 
+# -- TPC-C on the InnoDB server: ``tpcc`` (tpcc-mysql) and ``dbt2`` are one workload under
+# the two tools' names; the type is the columns' prefix (tpcc.notpm, dbt2.notpm)
+_tpcc = _optional("models.workload.tpcc")
+if _tpcc is not None and _optional("models.engine.innodb.server") is not None:
+    for _name in ("tpcc", "dbt2"):
+        WORKLOADS[_name] = WorkloadKind(
+            _tpcc.TpccConfig,
+            lambda sim, cfg, server, rng, scale, extras: _tpcc.Tpcc(sim, cfg, server, rng,
+                                                                    scale),
+            on="engine")
+
 
 def file_classes() -> tuple[str, ...]:
     """Every file class some workload or engine places (the valid ``placement`` keys)."""

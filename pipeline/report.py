@@ -142,6 +142,11 @@ STYLES: dict[str, Style] = {
         covers=("run.case", "engine.*", "device.*"), details=True,
         extra={"group": lambda r: {"hdd": "2 x 15k HDD, RAID 0", "ssd": "SATA SSD"}.get(
             str(r.get("run.case")).split("/")[0], "")}),
+    "dbt2_placement": Style(
+        "bars", "E3 DBT-2 (100 warehouses, 20 connections, 2 GB pool): InnoDB file "
+        "placement on HDD RAID 1 + BBWC, X25-E SSDs and tmpfs", metrics=(
+            "dbt2.notpm", "dbt2.notpm_per_usd"), label=_case_label,
+        covers=("run.case", "placement.*"), xlabel="placement (run.case)"),
     "disk_validation": Style(
         "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
         "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,

@@ -51,7 +51,10 @@ SCALED = {
                  "warmup_time": lambda cfg, scale: _float(cfg.warmup_time * scale),
                  "events": lambda cfg, scale: max(1, int(round(cfg.events * scale)))
                  if cfg.events else 0},
+    "tpcc": {"duration": lambda cfg, scale: _float(cfg.duration * scale),  # workload/tpcc/
+             "rampup": lambda cfg, scale: _float(cfg.rampup * scale)},
 }
+SCALED["dbt2"] = SCALED["tpcc"]
 
 
 def _scaled_pool(value: str, scale: float) -> str:   # models/workload/full_scan.py

@@ -66,6 +66,7 @@ class DeviceSpec:
     preset: str | None = None
     queue: BlockConfig | None = None   # top-level devices: the effective queue settings
     fs: dict | None = None             # device.<name>.fs: keys over the ``fs`` section
+    bus: tuple | None = None           # device.<name>.bus: (link name, BusConfig)
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,21 @@ def _typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = Non
 
 
 # -- devices -------------------------------------------------------------------------------
+def _bus(device: str, raw: Any) -> tuple | None:
+    """``device.<name>.bus: {name: hba0, bandwidth_MBps: 300}``: the device sits behind
+    the shared link ``name`` (``models.device.bus``); devices naming the same link share
+    it, and must give it the same bandwidth."""
+    if raw is None:
+        return None
+    key = f"device.{device}.bus"
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
+        raise ConfigError(key, f"expected {{name: <link>, bandwidth_MBps: <MB/s>}}, got {raw!r}")
+    from models.device.bus import BusConfig
+
+    rest = {k: v for k, v in raw.items() if k != "name"}
+    return raw["name"], _to_object(rest, BusConfig, key)
+
+
 def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict | None,
                     nr_cpus: int) -> dict:
     """The queue keys of top-level device ``d``: ``device.<name>.queue`` over ``block``,
@@ -223,13 +239,14 @@ def _devices(raw: dict, block: dict, kernel: KernelConfig = KernelConfig(),
         if name == "page_cache":   # fsstat.page_cache.* are the page cache's columns
             raise ConfigError(f"device.{name}", "reserved name; choose another")
         typ, cfg, taken = _typed_entry(entry, registry.DEVICES, f"device.{name}",
-                                       extras={"queue": None, "fs": None})
+                                       extras={"queue": None, "fs": None, "bus": None})
         field = registry.DEVICES[typ].members_field
         members = tuple(getattr(cfg, field)) if field else ()
         fs_over = taken.get("fs")
         if fs_over is not None and not isinstance(fs_over, dict):
             raise ConfigError(f"device.{name}.fs", f"expected a mapping, got {fs_over!r}")
-        specs[name] = DeviceSpec(name, typ, cfg, members, taken.get("preset"), fs=fs_over or None)
+        specs[name] = DeviceSpec(name, typ, cfg, members, taken.get("preset"), fs=fs_over or None,
+                                 bus=_bus(name, taken.get("bus")))
         queues[name] = taken.get("queue")
 
     owner: dict[str, str] = {}
@@ -263,6 +280,13 @@ def _devices(raw: dict, block: dict, kernel: KernelConfig = KernelConfig(),
     for n in specs:
         visit(n, ())
 
+    links: dict = {}
+    for n, d in specs.items():
+        if d.bus is not None:
+            first = links.setdefault(d.bus[0], (n, d.bus[1]))
+            if first[1] != d.bus[1]:
+                raise ConfigError(f"device.{n}.bus", f"link {d.bus[0]!r} has bandwidth_MBps "
+                                  f"{first[1].bandwidth_MBps} on {first[0]!r}")
     for n, d in specs.items():
         over = queues[n]
         if n in owner:
@@ -325,6 +349,9 @@ def parameters(run: RunConfig, devices, block: BlockConfig, workload: WorkloadSp
         flatten_config(f"device.{d.name}", d.config, p)
         if d.queue is not None:
             flatten_config(f"device.{d.name}.queue", d.queue, p)
+        if d.bus is not None:
+            p[f"device.{d.name}.bus.name"] = d.bus[0]
+            flatten_config(f"device.{d.name}.bus", d.bus[1], p)
         if d.name in overridden:
             flatten_config(f"device.{d.name}.fs", overridden[d.name], p)
     flatten_config("block", block, p)

@@ -87,8 +87,11 @@ class CloudVolumeConfig:
     queue_depth: int = 64
     instance_bandwidth_MBps: float = 0.0
     instance: str = "i-0"
+    price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
+        if not self.price_usd >= 0:
+            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         if self.volume_type not in VOLUME_TYPES:
             raise ValueError(f"volume_type: must be one of {VOLUME_TYPES}, got {self.volume_type!r}")
         if self.burst_on not in BURST_ON + ("",):

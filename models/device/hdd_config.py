@@ -240,8 +240,11 @@ class HDDConfig:
     queue_depth: int = 1
     scheduler: str = "sptf"
     sptf_age_limit_ms: float = 0.0
+    price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
+        if not self.price_usd >= 0:
+            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         zones = tuple(z if isinstance(z, HDDZone) else HDDZone(**dict(z)) for z in self.zones)
         object.__setattr__(self, "zones", zones)
         object.__setattr__(self, "seek_curve_cyl", tuple(int(c) for c in self.seek_curve_cyl))

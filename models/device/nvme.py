@@ -107,8 +107,11 @@ class NVMeConfig(FlashGeometry):
     pcie_tlp_overhead_bytes: int = 24
     write_cache: bool = True
     power_loss_protection: bool = True
+    price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
+        if not self.price_usd >= 0:
+            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         check_flash(self)
         at_least(self, 1, "nr_queues", "queue_depth", "controller_cores",
                  "pcie_max_payload_bytes")

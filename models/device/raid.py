@@ -108,8 +108,11 @@ class RAIDConfig:
     destage_order: str = "age"
     cache_line_bytes: int = 64 * 1024
     max_hw_sectors_kb: int = 0
+    price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
+        if not self.price_usd >= 0:
+            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         if self.level not in _LEVELS:
             raise ValueError(f"level: must be one of {_LEVELS}, got {self.level!r}")
         object.__setattr__(self, "members", tuple(str(m) for m in self.members))

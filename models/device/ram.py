@@ -45,8 +45,11 @@ class RAMConfig:
     op_latency_us: float = 1.5
     bandwidth_MBps: float = 5000.0
     queue_depth: int = 1024
+    price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
+        if not self.price_usd >= 0:
+            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         at_least(self, PAGE_BYTES, "capacity_bytes")
         at_least(self, 0, "op_latency_us")
         above(self, 0, "bandwidth_MBps")

@@ -202,8 +202,11 @@ class SSDConfig(FlashGeometry):
     precondition: str = "random"
     precondition_span_fraction: float = 1.0          # share of the LBAs ever written
     precondition_seed: int = 0
+    price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
+        if not self.price_usd >= 0:
+            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         check_flash(self)
         at_least(self, 1, "queue_depth")
         for key in ("read_cmd_us", "write_cmd_us", "flush_cmd_us"):

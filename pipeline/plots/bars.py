@@ -41,6 +41,9 @@ def _published(overlays: Sequence[Overlay], metric: str, hashes: set) -> Overlay
     return next((o for o in overlays if o.metric == metric and o.config_hash in hashes), None)
 
 
+MAX_COLUMNS = 4
+
+
 def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
          overlays: Sequence[Overlay] = (), label: Callable[[dict], str] | None = None,
          hue: str | None = None, log: bool = False, units: dict | None = None,
@@ -53,7 +56,13 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
     groups = [_groups(rows, m, label, hue) for m in metrics]
     n_cat = max((len(g) for g in groups), default=1)
     width = min(10.0, max(6.0, 0.8 * n_cat * (1.6 if hue else 1.0) + 2.0))
-    fig, axes = plt.subplots(1, n, figsize=(width * n, 4.8 + 0.25 * len(notes)), squeeze=False)
+    cols = n if n <= MAX_COLUMNS else MAX_COLUMNS       # many panels: wrapped in rows
+    nrows = -(-n // cols)
+    fig, grid = plt.subplots(nrows, cols, figsize=(width * cols, 4.8 * nrows + 0.25 * len(notes)),
+                             squeeze=False)
+    axes = [list(grid.flat)]
+    for ax in axes[0][n:]:
+        ax.set_visible(False)
     cmap = plt.get_cmap("tab10")
     # fs.type -> "fs", workload.insert_pattern -> "insert_pattern"
     hue_name = (hue.split(".")[-2] if short(hue) == "type" and "." in hue else short(hue)) if hue else ""

@@ -27,11 +27,20 @@ KNOWN_MISSES = frozenset({
     "E5.hdd.nr128.w_s",
     # E5 HDD, nr_requests=100000: ~1.65x the published merges/s
     "E5.hdd.nr100000.wrqm_s",
+    # E3 at run.scale 0.02 (12 s from a warm, clean pool): all HDD 1.5x the NOTPM, the
+    # RAID 1 reads 4x the published r/s (1.2 ms per random 16 KB read per disk: SPTF over
+    # a short-stroked 8.7 GB), fewer and smaller writes (no steady-state flushing yet)
+    "E3.notpm.all_hdd", "E3.iostat.all_hdd.r_s", "E3.iostat.all_hdd.w_s",
+    "E3.iostat.all_hdd.avgrq_sz",
+    # all SSD 2.7x the NOTPM: the X25-E (sequential precondition) serves 5x the
+    # published IOPS, the pool misses 1.8x as often per transaction
+    "E3.notpm.all_ssd", "E3.iostat.all_ssd.r_s", "E3.iostat.all_ssd.w_s",
+    "E3.notpm.ssd_over_hdd",
 })
 
 # Experiments whose cases cost more than a few seconds of one core (pytest -m "not slow"
 # leaves them out locally; CI runs everything)
-SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests"})
+SLOW_EXPERIMENTS = frozenset({"lra", "myisam_nr_requests", "dbt2_placement"})
 
 # Experiments whose rows are tested in a file of their own (test_e5_published.py), so a
 # parallel run (pytest-xdist --dist loadfile) gives them a worker beside the rest

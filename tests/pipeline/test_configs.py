@@ -100,7 +100,7 @@ def _server_engines() -> list[str]:
 
 
 # the workload types that run on the InnoDB server rather than on the commit path
-SERVER_WORKLOADS = ("sysbench",)
+SERVER_WORKLOADS = ("sysbench", "tpcc", "dbt2")
 
 
 def _workload_case(option: str) -> list[str]:

@@ -41,6 +41,9 @@ def test_full_scan_sizes_are_the_scaled_ones(compose):
     ("myisam_nr_requests", ("block.nr_requests=128",), "runtime_s", "runtime_ns"),
     pytest.param("sysbench_threads", (), "time", "time_s", marks=pytest.mark.skipif(
         "sysbench" not in WORKLOADS, reason="sysbench runs on the InnoDB server")),
+    pytest.param("dbt2_placement", ("workload.warehouses=1", "engine.innodb_buffer_pool_size=16M"),
+                 "duration", "duration_s", marks=pytest.mark.skipif(
+                     "dbt2" not in WORKLOADS, reason="DBT-2 runs on the InnoDB server")),
 ])
 def test_column_is_what_the_model_uses(compose, experiment, overrides, field, attr):
     spec = _spec(compose, experiment, *overrides)
@@ -57,7 +60,7 @@ def test_column_is_what_the_model_uses(compose, experiment, overrides, field, at
 
 def test_every_scaled_workload_is_covered():
     assert set(SCALED) == {"full_scan", "fsync_bench", "sfr_stall", "buffered_write",
-                           "mysqlslap", "myisam_insert", "sysbench"}
+                           "mysqlslap", "myisam_insert", "sysbench", "tpcc", "dbt2"}
 
 
 def test_hash_tells_runs_apart_and_scale_one_shows_the_config_as_written(compose):

@@ -176,9 +176,9 @@ def test_metric_missing_from_the_run_is_bad_input(tmp_path, capsys):
 
 
 def test_missing_experiment_is_skipped_but_a_near_miss_is_a_typo(tmp_path, capsys):
-    p = write(tmp_path, "n,dbt2_placement,,placement=all_hdd,dbt2.notpm,3447.25,,25%,src\n"
-                        "r,dbt2_placement,,,\"ratio(n, n2)\",4.3,x,20%,src\n"
-                        "n2,dbt2_placement,,placement=all_ssd,dbt2.notpm,14842.44,,25%,src\n")
+    p = write(tmp_path, "n,tpce_future,,placement=all_hdd,tpce.tpse,3447.25,,25%,src\n"
+                        "r,tpce_future,,,\"ratio(n, n2)\",4.3,x,20%,src\n"
+                        "n2,tpce_future,,placement=all_ssd,tpce.tpse,14842.44,,25%,src\n")
     code, out, _ = run_main(tmp_path, capsys, "--reference", str(p))
     assert code == 0
     assert out.count("skipped: ") == 3 and "3 skipped" in out and "0 distinct runs" in out
@@ -224,7 +224,7 @@ def test_each_kind_is_counted_apart_in_summary_report_and_plot(tmp_path, capsys)
             f"p2,aio_batch,,workload.iodepth_batch_submit=64 {FAST},iostat.sda.r_s,1,r/s,1%,src,prediction,\n"
             f"c1,aio_batch,,workload.iodepth_batch_submit=1 {FAST},iostat.sda.rMB_s,160,MB/s,<=100x,src,calibration,device.sda.members\n"
             f"c2,aio_batch,,workload.iodepth_batch_submit=1 {FAST},iostat.sda.r_s,,r/s,info,src,calibration,device.sda.members\n"
-            "d1,dbt2_placement,,placement=all_hdd,dbt2.notpm,3447.25,,25%,src,development,\n")
+            "d1,tpce_future,,placement=all_hdd,tpce.tpse,3447.25,,25%,src,development,\n")
     p = write(tmp_path, body, header=KIND_HEADER)
     out_dir = tmp_path / "report"
     code, out, _ = run_main(tmp_path, capsys, "--reference", str(p), "--out", str(out_dir))
@@ -281,20 +281,21 @@ def test_command_end_to_end_on_ray_at_small_scale(tmp_path):
     scale need not match), the table, report.md and the plot. (aio_batch cases: their
     kernels are compiled - and cached - by the in-process tests above.)"""
     extra = write(tmp_path, "gain,aio_batch,64 vs 1 per io_submit,,"
-                            "\"ratio(E1.aio.16k_x64.MB_s, E1.aio.16k_x1.MB_s)\",6.84,x,>=0.5x,test\n")
+                            "\"ratio(E1.aio.16k_x64.MB_s, E1.aio.16k_x1.MB_s)\",6.84,x,>=0.5x,test\n"
+                            "future,tpce_future,,,tpce.tpse,1,,25%,test\n")
     env = dict(os.environ)
     env.pop("RAY_ADDRESS", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [x for x in [env.get("PYTHONPATH")] if x])
     out_dir = tmp_path / "report"
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline.validate", "--reference", str(extra),
-         "--only", "E1.aio.16k_*,E3.*,gain", "--scale", "0.02", "--jobs", "2",
+         "--only", "E1.aio.16k_*,gain,future", "--scale", "0.02", "--jobs", "2",
          "--results", str(tmp_path / "out"), "--out", str(out_dir)],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
-    for rid in ("E1.aio.16k_x1.MB_s", "E1.aio.16k_x64.r_s", "E3.notpm.all_hdd", "gain"):
+    for rid in ("E1.aio.16k_x1.MB_s", "E1.aio.16k_x64.r_s", "future", "gain"):
         assert rid in proc.stdout
-    assert "7 rows:" in proc.stdout and "2 skipped" in proc.stdout
+    assert "6 rows:" in proc.stdout and "1 skipped" in proc.stdout
     assert "2 distinct runs" in proc.stdout
     md = (out_dir / "report.md").read_text()
     assert "| gain |" in md and "--scale 0.02" in md and "skipped: no model yet" in md

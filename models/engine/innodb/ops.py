@@ -20,6 +20,15 @@ dirties pages on changes, takes row locks), and the transaction commits through 
 commit protocol. ``Transaction.autocommit``: every operation is its own transaction
 (sysbench ``--skip_trx``); otherwise ``BEGIN`` ... ``COMMIT`` around all of them.
 
+Growing tables (TPC-C's ORDERS, ORDER_LINE, NEW_ORDER): ``TableDef.groups`` > 1 says
+the primary key is (group, sequence) - TPC-C's (warehouse, district) then the order
+number - and every group grows at its own right end; ``TableDef.key(group, seq)`` is
+the integer key of such a row (``rows // groups`` loaded per group keep keys 1..rows in
+key order; rows inserted after the load take keys above ``rows``, interleaved by
+group). A range read on such a table reads the next rows of the same group.
+``Transaction.rollback``: the client ends the transaction with ``ROLLBACK`` (TPC-C's
+New-Order with an unused item number) instead of ``COMMIT``.
+
 Deliberately not here: SQL text, the optimiser, joins (a TPC-C statement that joins is
 issued as the row operations it performs).
 """
@@ -42,18 +51,40 @@ class TableDef:
     each entry ``key_bytes`` long. ``clustered_key``: what the clustered index is keyed
     on - ``primary`` (that integer key), ``row_id`` (no primary key: InnoDB's hidden
     ``DB_ROW_ID`` from the server-wide counter) or ``auto_increment`` (an AUTO_INCREMENT
-    column); with the last two every insert goes to the right-most leaf."""
+    column); with the last two every insert goes to the right-most leaf. ``groups`` > 1:
+    the key is (group, sequence) - TPC-C's ORDERS by district - and each group grows
+    at its own right end (``key`` / ``group_seq``; ``server/layout.py``)."""
     name: str
     rows: int
     row_bytes: int
     secondary: tuple[str, ...] = ()
     key_bytes: int = 4
     clustered_key: str = "primary"
+    groups: int = 1
 
     def __post_init__(self) -> None:
         if self.clustered_key not in CLUSTERED_KEYS:
             raise ValueError(f"TableDef.clustered_key: {self.clustered_key!r} is not one of "
                              f"{', '.join(CLUSTERED_KEYS)}")
+        if self.groups < 1 or self.rows % self.groups:
+            raise ValueError(f"TableDef {self.name}: rows ({self.rows}) must be a multiple "
+                             f"of groups ({self.groups})")
+
+    def key(self, group: int, seq: int) -> int:
+        """The primary key of row ``seq`` (1-based) of ``group`` (0-based)."""
+        per = self.rows // self.groups
+        if seq <= per:
+            return group * per + seq
+        return self.rows + 1 + group + self.groups * (seq - per - 1)
+
+    def group_seq(self, key: int) -> tuple[int, int]:
+        """``(group, seq)`` of primary key ``key`` (the inverse of ``key``)."""
+        per = self.rows // self.groups
+        if key <= self.rows:
+            g, s = divmod(key - 1, per)
+            return g, s + 1
+        b = key - self.rows - 1
+        return b % self.groups, per + 1 + b // self.groups
 
 
 @dataclass(frozen=True)
@@ -83,6 +114,7 @@ class Transaction:
     """The operations of one client transaction, in order."""
     ops: tuple[Op, ...]
     autocommit: bool = False
+    rollback: bool = False
 
     @property
     def read_only(self) -> bool:

@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from ..server_status import GAUGES  # noqa: F401  (re-exported: report.GAUGES)
+
 HIST_SIZE = 1024
 HIST_MIN_MS = 1e-3
 HIST_MAX_MS = 1e5
@@ -37,19 +39,6 @@ _MULT = (HIST_SIZE - 1) / (math.log(HIST_MAX_MS) - _DEDUCT)
 # (1213 ER_LOCK_DEADLOCK; 1205 lock wait timeout and 1020 are not modelled)
 ERROR_COUNTERS = ("Innodb_deadlocks",)
 
-# SHOW GLOBAL STATUS variables that are levels, not cumulative counts (Percona's
-# Innodb_checkpoint_age among them); every other numeric variable is a counter
-GAUGES = frozenset({
-    "Innodb_buffer_pool_pages_data", "Innodb_buffer_pool_pages_dirty",
-    "Innodb_buffer_pool_pages_free", "Innodb_buffer_pool_pages_misc",
-    "Innodb_buffer_pool_pages_total", "Innodb_buffer_pool_bytes_data",
-    "Innodb_buffer_pool_bytes_dirty", "Innodb_checkpoint_age", "Innodb_checkpoint_max_age",
-    "Innodb_row_lock_current_waits", "Innodb_row_lock_time_avg", "Innodb_row_lock_time_max",
-    "Innodb_history_list_length", "Innodb_lsn_current", "Innodb_lsn_flushed",
-    "Innodb_lsn_last_checkpoint", "Innodb_page_size", "Innodb_os_log_pending_fsyncs",
-    "Innodb_os_log_pending_writes", "Innodb_data_pending_reads", "Innodb_data_pending_writes",
-    "Innodb_data_pending_fsyncs", "Threads_running", "Threads_connected",
-})
 
 
 def hist_bucket(ms: np.ndarray) -> np.ndarray:

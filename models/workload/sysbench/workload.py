@@ -37,6 +37,7 @@ from collections import deque
 import numpy as np
 
 from ...sim import Simulator
+from ..server_status import MeasuredRun
 from . import oltp, report
 from .options import SysbenchConfig
 from .rand import SbRand, UniqueSequence
@@ -44,7 +45,7 @@ from .rand import SbRand, UniqueSequence
 MAX_QUEUE_LEN = 131072       # sysbench.c: the rate mode's event queue
 
 
-class Sysbench:
+class Sysbench(MeasuredRun):
     """One ``sysbench`` run of ``cfg`` against ``server``. ``scale`` (``run.scale``)
     multiplies ``time``, ``warmup_time`` and ``events``; tables and rates are kept."""
 
@@ -92,14 +93,7 @@ class Sysbench:
     # -- running -------------------------------------------------------------------------
     def start(self) -> None:
         sim = self.sim
-        self.server.start()
-        self.t0 = sim.now_ns
-        self.measure_ns = self.t0 + self.warmup_ns
-        self.deadline_ns = self.measure_ns + self.time_ns if self.time_ns else None
-        if self.warmup_ns:
-            sim.at(self.measure_ns, self._measure_from)
-        else:
-            self._before = self.server.status()
+        self._begin(self.warmup_ns, self.time_ns)
         self.running = self.cfg.threads
         for i in range(self.cfg.threads):
             sim.spawn(self._client(i), f"sysbench{i}")
@@ -113,7 +107,7 @@ class Sysbench:
         self.sim.at(self.sim.now_ns + self.interval_ns, self._tick)
 
     def _measure_from(self, _arg=None) -> None:
-        self._before = self.server.status()
+        super()._measure_from()
         self.started = 0                 # --events counts the measured events
         if self.interval_ns:
             self._start_ticks()
@@ -184,14 +178,6 @@ class Sysbench:
         for ev in idle:                  # pthread_cond_broadcast: let the threads exit
             ev.succeed()
 
-    def _finish(self) -> None:
-        self.finished_ns = self.sim.now_ns
-        if not self._before:
-            self._before = self.server.status()
-        self._after = self.server.status()
-        self.server.stop()
-        self.sim.stop()
-
     def _tick(self, _arg=None) -> None:
         if self.finished_ns is not None:
             return
@@ -228,9 +214,7 @@ class Sysbench:
                                   total_s, self.mix, self.cfg.percentile,
                                   report.errors(self._before, after))
         out["event_queue_full"] = int(self.error == "event queue full")
-        for k, v in after.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[k] = v if k in report.GAUGES else v - self._before.get(k, 0)
+        out.update(self.status_over_run())
         return out
 
     def detail(self) -> list[dict]:

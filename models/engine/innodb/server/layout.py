@@ -17,8 +17,16 @@ key + ``NODE_PTR_EXTRA_BYTES``.
 fixed hash of the primary key; an entry's position in the secondary index is its value.
 
 Rows inserted beyond the loaded key range go to new leaves appended to the file (the
-right-most leaf splits at the end; upper levels are not grown). Deliberately not
-modelled: page splits inside the key range and fill changes from inserts / deletes
+right-most leaf splits at the end; upper levels are not grown). A table whose key is
+(group, sequence) (``TableDef.groups`` > 1: TPC-C's ORDERS, ORDER_LINE, NEW_ORDER, one
+group per district) grows at the right end of every group: the rows a group gains
+after the load fill new leaves of their own, allocated at the end of the file when the
+first row of one is inserted (``grow``; InnoDB's split at the last record of a page
+moves nothing and starts an empty right sibling, ``btr_page_split_and_insert`` with
+``btr_page_get_split_rec_to_right``), and reached through the group's last loaded
+leaf's parent. Simplified: the group's last loaded leaf is not filled first, a new
+leaf holds ``per_leaf`` rows (the 15/16 fill), deleted rows (NEW_ORDER's delivered
+orders) free no page. Deliberately not modelled: page splits inside the key range and fill changes from inserts / deletes
 (the layout builder of ``table.py`` / ``btree_insert.py`` grows the E1 table; running it
 at run time is a later step), BLOB pages, the change buffer.
 """
@@ -128,6 +136,70 @@ class TableLayout:
             p = ix.end_page
         self.n_pages = p
         self.next_free_page = p
+
+        self.grown: dict[tuple[int, int], int] = {}   # (group, new leaf) -> page_no
+
+    def _new_leaf_key(self, pk: int):
+        """``(group, n)``: the n-th leaf group ``group`` gained, of grouped key ``pk``
+        beyond the load; None for a loaded row."""
+        g, s = self.tdef.group_seq(pk)
+        per = self.rows // self.tdef.groups
+        return None if s <= per else (g, (s - per - 1) // self.primary.per_leaf)
+
+    def grow(self, pk: int) -> int | None:
+        """Allocate the clustered leaf an insert of ``pk`` beyond the load needs, if it
+        does not exist yet: its page id (a page never written), else None."""
+        prim = self.primary
+        if self.tdef.groups == 1:
+            leaf = prim.leaf_index(pk - 1)
+            if leaf >= prim.n_leaves and leaf not in prim.extra:
+                return self.new_leaf(PRIMARY, leaf)
+            return None
+        key = self._new_leaf_key(pk)
+        if key is None or key in self.grown:
+            return None
+        page = self.grown[key] = self.next_free_page
+        self.next_free_page += 1
+        return prim.space | page
+
+    def primary_path(self, pk: int) -> list[int]:
+        """Clustered pages root to leaf of primary key ``pk``."""
+        prim = self.primary
+        if self.tdef.groups == 1 or pk <= self.rows:
+            return prim.path(pk - 1)
+        key = self._new_leaf_key(pk)
+        per = self.rows // self.tdef.groups
+        path = prim.path(key[0] * per + per - 1)     # below the group's last loaded leaf
+        page = self.grown.get(key)
+        if page is not None:
+            path[-1] = prim.space | page
+        return path
+
+    def primary_pages(self, pk: int, count: int) -> list[int]:
+        """The path to ``pk``, then the further leaves of the ``count`` rows from it (a
+        grouped table: the next rows of the same group)."""
+        prim = self.primary
+        if self.tdef.groups == 1:
+            path = prim.path(pk - 1)
+            return path + prim.leaves(pk - 1, count)[1:] if count > 1 else path
+        out = self.primary_path(pk)
+        if count == 1:
+            return out
+        tdef, sp, last = self.tdef, prim.space, out[-1]
+        g, s = tdef.group_seq(pk)
+        per, per_leaf, base = self.rows // tdef.groups, prim.per_leaf, prim.base[0]
+        for s2 in range(s + 1, s + count):
+            if s2 <= per:
+                page = sp | (base + (g * per + s2 - 1) // per_leaf)
+            else:
+                p = self.grown.get((g, (s2 - per - 1) // per_leaf))
+                if p is None:
+                    break                 # past the group's last row
+                page = sp | p
+            if page != last:
+                out.append(page)
+                last = page
+        return out
 
     def sec_value(self, pk: int) -> int:
         """The secondary value of row ``pk`` (a fixed hash, uniform over 1..rows)."""

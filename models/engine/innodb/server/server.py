@@ -27,6 +27,9 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   released once it returns. A read-only transaction commits without redo.
 - ``innodb_thread_concurrency`` > 0: at most that many threads inside InnoDB; a thread
   enters for a whole transaction (``srv_conc_enter_innodb``; tickets not modelled).
+- ``Transaction.rollback``: the client's ``ROLLBACK`` after the operations: the row
+  locks are released, nothing commits (the undo is applied in place, not modelled as
+  page work; its redo is not written), ``Com_rollback`` counts it.
 
 Status (``status()``): SHOW GLOBAL STATUS names; ``stats()`` the same for the metric
 columns. Deliberately not modelled: the change buffer (secondary leaves are read when
@@ -245,12 +248,12 @@ class InnoDBServer:
                 for op in trx.ops:
                     yield from self._transaction(thd, (op,), False)
             else:
-                yield from self._transaction(thd, trx.ops, True)
+                yield from self._transaction(thd, trx.ops, True, trx.rollback)
         finally:
             if self.conc is not None:
                 self.conc.release()
 
-    def _transaction(self, thd: int, ops, explicit: bool):
+    def _transaction(self, thd: int, ops, explicit: bool, rollback: bool = False):
         cpu, cfg = self.cpu, self.cfg
         while True:
             self.next_trx_id += 1
@@ -268,7 +271,11 @@ class InnoDBServer:
                 yield from cpu.run(cfg.stmt_cycles)
                 continue
             if explicit:
-                yield from cpu.run(cfg.stmt_cycles)              # COMMIT
+                yield from cpu.run(cfg.stmt_cycles)              # COMMIT / ROLLBACK
+            if rollback:             # undone in place like a deadlock victim; no commit
+                self.locks.release_all(t)
+                self.trx_rollbacks += 1
+                return
             if t.ctrx is not None:
                 cp = self.commit_path
                 t0 = self.sim.now_ns
@@ -295,12 +302,15 @@ class InnoDBServer:
                 yield from self._change(thd, t, tbl, op)
             return
         rows = op.rows
-        ix = tbl.indexes[op.index]
-        pos = op.key - 1
-        pages = ix.path(pos)
-        if rows > 1:
-            pages += ix.leaves(pos, rows)[1:]
-        if op.index != PRIMARY:          # each entry leads to its row in the clustered index
+        if op.index == PRIMARY:
+            pages = tbl.primary_pages(op.key, rows)
+        else:
+            ix = tbl.indexes[op.index]
+            pos = op.key - 1
+            pages = ix.path(pos)
+            if rows > 1:
+                pages += ix.leaves(pos, rows)[1:]
+            # each entry leads to its row in the clustered index
             for j in range(rows):
                 pk = (op.key + j) * 7919 % tbl.rows + 1
                 pages += tbl.primary.path(pk - 1)
@@ -322,14 +332,11 @@ class InnoDBServer:
             t.ctrx = Trx(t.id, thd, self._stmt(len(tbl.tdef.secondary)), 0)
             t.ctrx.binlog_bytes = self.commit_path._trx_binlog_bytes(t.ctrx.stmt)
             yield from latches.trx_start(t.ctrx)
-        prim = tbl.primary
-        path = prim.path(pk - 1)
         if kind == "insert" and pk > tbl.rows:
-            leaf = prim.leaf_index(pk - 1)
-            if leaf >= prim.n_leaves and leaf not in prim.extra:
-                page = tbl.new_leaf(PRIMARY, leaf)
+            page = tbl.grow(pk)                 # a new leaf at the right end
+            if page is not None:
                 self.fresh.add(page)
-                path[-1] = page
+        path = tbl.primary_path(pk)
         pages = list(path)
         changed = [path[-1]]
         if kind != "update_non_index":
@@ -374,6 +381,10 @@ class InnoDBServer:
         if s is None:
             s = self._stmts[n_sec] = Statement("update", BINLOG_STMT_BYTES, 200, 0)
         return s
+
+    def table_pages(self) -> dict[str, int]:
+        """Pages of each table's .ibd: as loaded, plus the leaves allocated since."""
+        return {name: tbl.next_free_page for name, tbl in self.tables.items()}
 
     # -- status ------------------------------------------------------------------------------
     def status(self) -> dict:

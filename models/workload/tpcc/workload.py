@@ -1,0 +1,106 @@
+"""A DBT-2 / tpcc-mysql run against the simulated InnoDB server: the database loaded
+(``schema``), ``connections`` client connections in a closed loop, ``rampup`` s
+unmeasured, then ``duration`` s measured.
+
+Each connection is a simulated thread: draw the next transaction of the mix
+(``txns.TxnBuilder``) and ``yield from server.run(thd, trx)``; its response time is
+that call (the client's CPU and the network are not modelled). No transaction
+starts after the measured interval; the run ends when the last one has finished, and
+those that end in the interval are counted (``report``).
+
+``run.scale`` multiplies ``duration`` and ``rampup`` (the database and the rates are
+kept), as sysbench's ``time``. The server's interface: ``create_tables``,
+``start`` / ``stop``, ``run``, ``status``, ``table_pages``; ``preload`` for
+``warm_pool``.
+
+Deterministic from the run's generator: each connection draws from a child of it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...engine.innodb.tablespace import PAGE_SIZE
+from ...sim import Simulator
+from ..server_status import MeasuredRun
+from . import nurand, report, schema
+from .options import TpccConfig
+from .txns import TYPES, TpccState, TxnBuilder
+
+
+
+class Tpcc(MeasuredRun):
+    """One run of ``cfg`` against ``server``."""
+
+    def __init__(self, sim: Simulator, cfg: TpccConfig, server,
+                 rng: np.random.Generator | None = None, scale: float = 1.0) -> None:
+        if not scale > 0:
+            raise ValueError(f"scale: must be > 0, got {scale}")
+        missing = [m for m in ("create_tables", "run", "status", "table_pages")
+                   if not hasattr(server, m)]
+        if missing:
+            raise ValueError(f"tpcc runs on the InnoDB server (engine=innodb_server_56), not on "
+                             f"{type(server).__name__} (no {', '.join(missing)})")
+        self.sim, self.cfg, self.server = sim, cfg, server
+        rng = rng if rng is not None else np.random.default_rng(0)
+        self.duration_ns = int(round(cfg.duration * scale * 1e9))
+        self.rampup_ns = int(round(cfg.rampup * scale * 1e9))
+        children = rng.spawn(cfg.clients + 1)
+        consts = nurand.run_constants(children[-1])
+        self.rands = [nurand.TpccRand(g, consts) for g in children[:cfg.clients]]
+        self.builder = TxnBuilder(cfg.warehouses, TpccState(cfg.warehouses, cfg.warm_pool))
+        server.create_tables(schema.table_defs(cfg.warehouses))
+        self.loaded_pages = sum(server.table_pages().values())
+        self.preloaded = server.preload() if cfg.warm_pool and hasattr(server, "preload") else 0
+        self.lat: dict[str, list] = {t: [] for t in TYPES}
+        self.rollbacks = 0
+        self.running = 0
+        self.t0 = self.measure_ns = self.deadline_ns = 0
+        self.finished_ns: int | None = None
+        self._before: dict = {}
+        self._after: dict = {}
+
+    @property
+    def duration_s(self) -> float:
+        """``duration`` as the run uses it (after ``run.scale``)."""
+        return self.duration_ns / 1e9
+
+    def start(self) -> None:
+        sim = self.sim
+        self._begin(self.rampup_ns, self.duration_ns)
+        self.running = self.cfg.clients
+        for i in range(self.cfg.clients):
+            sim.spawn(self._client(i), f"tpcc{i}")
+
+    def _client(self, thd: int):
+        sim, server, build, rnd = self.sim, self.server, self.builder.build, self.rands[thd]
+        lat = self.lat
+        while sim.now_ns < self.deadline_ns:
+            kind, trx = build(rnd)
+            t0 = sim.now_ns
+            yield from server.run(thd, trx)
+            now = sim.now_ns
+            if self.measure_ns <= now <= self.deadline_ns:
+                lat[kind].append(now - t0)
+                if trx.rollback:
+                    self.rollbacks += 1
+        self.running -= 1
+        if self.running == 0:
+            self._finish()
+
+    def data_bytes(self) -> int:
+        """The .ibd files' pages now (loaded plus grown), in bytes."""
+        return sum(self.server.table_pages().values()) * PAGE_SIZE
+
+    def results(self) -> dict:
+        """DBT-2's report over the measured interval, the database size, and the
+        server's status over it (counters as their increase, gauges at the end)."""
+        out = report.final_report(self.lat, self.rollbacks, self.duration_ns / 1e9,
+                                  self.cfg.percentile)
+        out["loaded_bytes"] = self.loaded_pages * PAGE_SIZE
+        out["data_bytes"] = self.data_bytes()
+        out["preloaded_pages"] = self.preloaded
+        out.update(self.status_over_run())
+        reqs, reads = out.get("Innodb_buffer_pool_read_requests", 0), out.get(
+            "Innodb_buffer_pool_reads", 0)
+        out["hit_rate"] = 1 - reads / reqs if reqs else 0.0
+        return out
