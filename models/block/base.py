@@ -111,12 +111,23 @@ class BlockQueue:
                     self._run_queue()
                     return None
             bios = (bios,)
+        return self._submit_bios(bios, plug, now)
+
+    def _waiters(self, bio: IORequest) -> deque:
+        """The submitters sleeping for the request ``bio`` would need (one queue here;
+        blk-mq: its hardware context's)."""
+        return self.waiting
+
+    def _submit_bios(self, bios: Sequence[IORequest], plug: bool, now: int) -> Event | None:
+        """Split, merge or queue each bio; the first that finds no request makes the
+        call sleep, and it and every later bio wait in submission order."""
         plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
         call: _Call | None = None
         for bio in self._split(bios, now):
+            waiters = self._waiters(bio)
             # A bio merges if it can even while other submitters sleep for a request
             # (blk_queue_bio tries the plug and elevator merges before get_request).
-            if call is None and not self._place(bio, plug_list, may_allocate=not self.waiting):
+            if call is None and not self._place(bio, plug_list, may_allocate=not waiters):
                 if plug_list:
                     self._insert_plugged(plug_list)
                     plug_list = None
@@ -124,7 +135,7 @@ class BlockQueue:
                 self.blocked_calls += 1
             if call is not None:
                 call.remaining += 1
-                self.waiting.append((bio, call))
+                waiters.append((bio, call))
         if plug_list:
             self._insert_plugged(plug_list)
         self._run_queue()

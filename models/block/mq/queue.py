@@ -178,24 +178,10 @@ class MQQueue(BlockQueue):
                     self.device.submit(req)
                     return None
             bios = (bio,)
-        plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
-        call: _Call | None = None
-        for bio in self._split(bios, now):
-            h = self.hctx_of(bio)
-            if call is None and not self._place(bio, plug_list,
-                                                may_allocate=not self.hctx_waiting[h]):
-                if plug_list:
-                    self._insert_plugged(plug_list)
-                    plug_list = None
-                call = _Call(0, Event(self.sim))
-                self.blocked_calls += 1
-            if call is not None:
-                call.remaining += 1
-                self.hctx_waiting[h].append((bio, call))
-        if plug_list:
-            self._insert_plugged(plug_list)
-        self._run_queue()
-        return call.event if call is not None else None
+        return self._submit_bios(bios, plug, now)
+
+    def _waiters(self, bio: IORequest) -> deque:
+        return self.hctx_waiting[self.hctx_of(bio)]
 
     def _place(self, bio: IORequest, plug_list: list[IORequest] | None,
                may_allocate: bool = True) -> bool:
