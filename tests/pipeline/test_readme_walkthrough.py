@@ -83,9 +83,12 @@ def test_the_walkthrough_runs_from_config_to_best_and_a_png(tmp_path):
         assert tps_nvme > 10 * tps_disk and tps_plp > tps_nvme, (sweep, plp)
 
     # best answers per concurrency: both placements ranked, with the ratio to the baseline
-    answers = re.findall(r"^\s+(1|10)\s+([12])\s+redo_log=(sda|sdb)\s+([\d,.]+)\s+1\s+([\d.]+)",
-                         out, re.M)
-    assert len(answers) == 8, out                       # 2 best tables x 2 concurrencies x 2
+    ranked = re.findall(r"^\s+(1|10)\s+([12])\s+redo_log=(sda|sdb)\s+([\d,.]+)\s+1\s+([\d.]+)",
+                        out, re.M)
+    # each best prints the ranking, then the same per dollar (the devices have prices)
+    assert len(ranked) == 16, out       # 2 best commands x 2 rankings x 2 concurrencies x 2
+    assert out.count("mysqlslap.tps per USD (storage.cost_usd)") == 2, out
+    answers = ranked[0:4] + ranked[8:12]                # the rankings by tps
     # the answer of the text: the redo log on the NVMe, by more than 10x, in both sweeps
     assert [a[2] for a in answers if a[1] == "1"] == ["sdb"] * 4, out
     assert all(float(a[4]) > 10 for a in answers if a[1] == "1"), out
