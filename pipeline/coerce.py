@@ -28,10 +28,12 @@ import types
 import typing
 from typing import Any
 
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
 from models.units import parse_size
 
-from .errors import ConfigError, from_value_error
-from .errors import did_you_mean
+from .errors import ConfigError, describe, did_you_mean, from_value_error
 
 # Every integer of a config is a BIGINT column of the summary row (Arrow int64) and a
 # C long / numpy int64 in the models: values beyond it are refused here, for every
@@ -178,3 +180,53 @@ def build(cls_or_base: Any, values: dict | None, prefix: str) -> Any:
         raise from_value_error(prefix, ex) from None
     except TypeError as ex:
         raise ConfigError(prefix, str(ex).splitlines()[0]) from None
+
+
+# -- config sections -> dataclasses, for pipeline.spec --------------------------------
+def to_object(node: Any, cls: Any, prefix: str) -> Any:
+    """Build ``cls`` (or a preset instance's class, from its values) from ``node``,
+    checked against the dataclass annotations (``pipeline.coerce``)."""
+    if node is not None and not isinstance(node, dict):
+        raise ConfigError(prefix, f"expected a mapping, got {node!r}")
+    return build(cls, node, prefix)
+
+
+def container(cfg: DictConfig, key: str) -> Any:
+    try:
+        node = OmegaConf.select(cfg, key, throw_on_missing=True)
+        if isinstance(node, DictConfig):
+            return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
+        return node
+    except OmegaConfBaseException as ex:
+        err = describe(ex)
+        raise ConfigError(err.key if err and err.key else key,
+                          err.message if err else str(ex)) from None
+
+
+def typed_entry(entry: Any, kinds: dict, prefix: str, extras: dict | None = None):
+    if not isinstance(entry, dict):
+        raise ConfigError(prefix, f"expected a mapping with a 'type' key, got {entry!r}")
+    entry = dict(entry)
+    typ = entry.pop("type", None)
+    if typ is None:
+        raise ConfigError(f"{prefix}.type", f"missing; one of {', '.join(sorted(kinds))}")
+    if typ not in kinds:
+        known = ", ".join(sorted(kinds)) or "none registered"
+        raise ConfigError(f"{prefix}.type", f"unknown type {typ!r} (known: {known})"
+                          + did_you_mean(typ, kinds))
+    taken = {}
+    for k, default in (extras or {}).items():
+        taken[k] = entry.pop(k, default)
+    base = kinds[typ].config
+    presets = getattr(kinds[typ], "presets", {})
+    if "preset" in entry and presets:
+        name = entry.pop("preset")
+        if name not in presets:
+            raise ConfigError(f"{prefix}.preset", f"unknown preset {name!r} for {typ} "
+                              f"(known: {', '.join(sorted(presets))})" + did_you_mean(name, presets))
+        taken["preset"] = name
+        try:
+            base = presets[name]()
+        except ValueError as ex:
+            raise from_value_error(prefix, ex) from None
+    return typ, to_object(entry, base, prefix), taken
