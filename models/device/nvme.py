@@ -92,6 +92,7 @@ class NVMeConfig(FlashGeometry):
     gc_min_free_blocks: int = 2
     gc_copyback: bool = False
     die_allocation: str = "dynamic"
+    read_priority: bool = True
     precondition: str = "random"
     precondition_span_fraction: float = 1.0
     precondition_seed: int = 0

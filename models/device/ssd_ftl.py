@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ssd_kernels import (_HDR, _I32, _I64, _N_ARR, G_BPD, G_MINFREE, G_NDIE, G_PPB,
-                          IV_SLOTS, N_COUNTERS, rebuild)
+from .ssd_kernels import (_HDR, _I32, _I64, _N_ARR, BND_SLOTS, G_BPD, G_MINFREE, G_NDIE,
+                          G_PPB, IV_SLOTS, N_COUNTERS, rebuild)
 
 
 class FTLState:
@@ -46,12 +46,16 @@ class FTLState:
     blocks) ``free_n`` ``active`` (open block) ``wptr``, ``head[die, valid]``.
     int64: ``counters``, flash calendars ``die_free`` and busy intervals ``iv_s`` /
     ``iv_e`` / ``iv_n`` (one row per channel plus the host link), the write buffer heap
-    ``hk`` / ``hb`` / ``hs``, and ``out`` for multi-valued results.
+    ``hk`` / ``hb`` / ``hs``, ``out`` for multi-valued results, and for read priority
+    per die the end times of its booked operations ``bnd`` / ``bnd_n`` and of its last
+    queued read ``rd_end``, and per channel the end of its last booked non-read
+    transfer ``w_end``.
     """
 
     def __init__(self, user_pages: int, n_dies: int, n_channels: int, blocks_per_die: int,
                  pages_per_block: int, gc_min_free: int, page_bytes: int, copyback: bool,
-                 dynamic: bool, timings_ns: tuple[int, int, int], buffer_slots: int) -> None:
+                 dynamic: bool, timings_ns: tuple[int, int, int], buffer_slots: int,
+                 read_priority: bool = False) -> None:
         nb = n_dies * blocks_per_die
         shapes32 = {"l2p": (user_pages,), "p2l": (nb * pages_per_block,), "valid": (nb,),
                     "bstate": (nb,), "erases": (nb,), "free_list": (n_dies, blocks_per_die),
@@ -61,7 +65,8 @@ class FTLState:
         shapes64 = {"counters": (N_COUNTERS,), "die_free": (n_dies,),
                     "iv_s": (n_channels + 1, IV_SLOTS), "iv_e": (n_channels + 1, IV_SLOTS),
                     "iv_n": (n_channels + 1,), "hk": (buffer_slots,), "hb": (buffer_slots,),
-                    "hs": (2,), "out": (4,), "misc": (4,)}
+                    "hs": (2,), "out": (4,), "misc": (4,), "bnd": (n_dies, BND_SLOTS),
+                    "bnd_n": (n_dies,), "rd_end": (n_dies,), "w_end": (n_channels,)}
         assert tuple(shapes32) == _I32 and tuple(shapes64) == _I64
         n32 = sum(int(np.prod(s)) for s in shapes32.values())
         hdr = _HDR + 2 * _N_ARR
@@ -69,7 +74,8 @@ class FTLState:
         self.i32 = np.zeros(n32, dtype=np.int32)
         self.i64 = np.zeros(n64, dtype=np.int64)
         self.i64[:_HDR] = [n_dies, n_channels, blocks_per_die, pages_per_block, gc_min_free,
-                           page_bytes, int(copyback), int(dynamic), *timings_ns]
+                           page_bytes, int(copyback), int(dynamic), *timings_ns,
+                           int(read_priority)]
         k = 0
         for buf, shapes, pos in ((self.i32, shapes32, 0), (self.i64, shapes64, hdr)):
             for name, shape in shapes.items():

@@ -26,8 +26,23 @@ Timing (integer ns, reserved in command arrival order):
   ends (a min-heap of program end times in the int64 buffer). It never holds more
   than its capacity: a write larger than the buffer streams in as programs free room.
 
+- Read priority (header flag ``G_READ_PRIO``): a die keeps the end times of the
+  operations booked on it (``bnd``); a host page read goes in at the first of them at
+  or after its arrival and after the die's last queued read (``rd_end``): it waits
+  for the operation in progress, not for the queue. Everything booked behind it on the
+  die then ends later by the read's time (``die_free`` and the recorded ends move);
+  what was already handed out for those operations - their channel bookings, a
+  write's durable time, its buffer release - is not moved, so while reads cut in, the
+  queued programs free buffer space and become durable up to the reads' time early.
+  On the channel likewise: when programs, GC copies or read-modify-writes are booked
+  on it past the read's page (``w_end``), the read's transfer waits for the transfer
+  in progress (one page at most) and the booked busy time behind it moves back
+  (``_cut_in``); otherwise it takes the earliest gap as before. Pure reads and pure
+  writes are booked exactly as without the flag.
+
 Deliberately not modelled: multi-plane and cache-program/cache-read modes, program
-and erase suspend (a read waits behind the GC on its die), background GC.
+and erase suspend (a read waits for the program, copy or erase in progress on its
+die), background GC.
 """
 from __future__ import annotations
 
@@ -38,20 +53,23 @@ from numba import njit
 # header of the int64 buffer: geometry, flash timings (ns), then (offset, length) pairs
 G_NDIE, G_NCH, G_BPD, G_PPB, G_MINFREE, G_PAGE, G_COPYBACK, G_DYNAMIC = range(8)
 P_TR, P_TPROG, P_TBERS = 8, 9, 10
-_HDR = 11
+G_READ_PRIO = 11
+_HDR = 12
 # arrays in the int32 buffer, then in the int64 buffer (the tuple order of ``views``)
 _I32 = ("l2p", "p2l", "valid", "bstate", "erases", "free_list", "free_n", "active", "wptr",
         "head", "nxt", "prv", "dvalid")
-_I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc")
+_I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc",
+        "bnd", "bnd_n", "rd_end", "w_end")
 (S_HDR, S_L2P, S_P2L, S_VALID, S_BSTATE, S_ERASES, S_FREE_LIST, S_FREE_N, S_ACTIVE, S_WPTR,
  S_HEAD, S_NXT, S_PRV, S_DVALID, S_COUNTERS, S_DIE_FREE, S_IV_S, S_IV_E, S_IV_N, S_HK, S_HB,
- S_HS, S_OUT, S_MISC) = range(24)
+ S_HS, S_OUT, S_MISC, S_BND, S_BND_N, S_RD_END, S_W_END) = range(28)
 _N_ARR = len(_I32) + len(_I64)
 
 # counters
 C_HOST_PAGES, C_GC_PAGES, C_ERASES, C_READ_PAGES, C_UNMAPPED_READS, C_RMW, C_TRIMMED = range(7)
 N_COUNTERS = 7
 IV_SLOTS = 4096      # future busy intervals kept per channel / link (then: book at the end)
+BND_SLOTS = 4096     # future operation ends kept per die for read priority (then: FIFO)
 
 
 @njit(cache=True)
@@ -72,7 +90,9 @@ def views(i32, i64):
             i64[o[30]:o[30] + o[31]].reshape((nch + 1, IV_SLOTS)),
             i64[o[32]:o[32] + o[33]].reshape((nch + 1, IV_SLOTS)),
             i64[o[34]:o[34] + o[35]], i64[o[36]:o[36] + o[37]], i64[o[38]:o[38] + o[39]],
-            i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]])
+            i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]],
+            i64[o[46]:o[46] + o[47]].reshape((nd, BND_SLOTS)), i64[o[48]:o[48] + o[49]],
+            i64[o[50]:o[50] + o[51]], i64[o[52]:o[52] + o[53]])
 
 
 # -- FTL primitives ------------------------------------------------------------------------
@@ -379,6 +399,58 @@ def _reserve(iv_s, iv_e, iv_n, row, t, dur, now):
     return cand
 
 
+@njit(cache=True)
+def _cut_in(iv_s, iv_e, iv_n, row, t, dur, now):
+    """Book ``dur`` ns on ``row`` for a transfer that goes before the queued ones (a
+    host read's, with read priority): it waits for the transfer in progress at ``t``
+    (one page at most: ``dur``), and the busy time booked from its start on moves back
+    by ``dur``, the gaps after it absorbing the shift. Returns its start."""
+    n = iv_n[row]
+    k = 0
+    while k < n and iv_e[row, k] <= now:
+        k += 1
+    if k:
+        for i in range(k, n):
+            iv_s[row, i - k] = iv_s[row, i]
+            iv_e[row, i - k] = iv_e[row, i]
+        n -= k
+        iv_n[row] = n
+    lo, hi = 0, n                       # first interval still busy after t
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if iv_e[row, mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == n or iv_s[row, lo] >= t + dur or n == iv_s.shape[1]:
+        return _reserve(iv_s, iv_e, iv_n, row, t, dur, now)     # a gap that fits
+    if iv_s[row, lo] <= t:              # a transfer in progress: wait for its end
+        p = iv_e[row, lo] if iv_e[row, lo] < t + dur else t + dur
+        iv_e[row, lo] += dur
+    else:                               # a gap too short: a new interval, then the push
+        p = t
+        for i in range(n, lo, -1):
+            iv_s[row, i] = iv_s[row, i - 1]
+            iv_e[row, i] = iv_e[row, i - 1]
+        iv_s[row, lo] = p
+        iv_e[row, lo] = p + dur
+        n += 1
+    end = iv_e[row, lo]
+    k = lo + 1
+    while k < n and iv_s[row, k] <= end:   # pushed back until it touches: merged
+        end = iv_e[row, k] + (end - iv_s[row, k])
+        k += 1
+    iv_e[row, lo] = end
+    m = k - lo - 1
+    if m:
+        for i in range(k, n):
+            iv_s[row, i - m] = iv_s[row, i]
+            iv_e[row, i - m] = iv_e[row, i]
+        n -= m
+    iv_n[row] = n
+    return p
+
+
 # -- write buffer: min-heap of (page program end, bytes) ---------------------------------
 
 @njit(cache=True)
@@ -453,6 +525,97 @@ def link_reserve(i32, i64, t, dur, now):
 
 
 @njit(cache=True)
+def _book(st, die, end, now):
+    """Record that an operation booked on ``die`` ends at ``end`` (booked in order, so
+    the row stays sorted). A full row first drops the ends that are past; if it is
+    still full the end is not recorded (a read then queues as far as FIFO would)."""
+    bnd = st[S_BND]
+    bnd_n = st[S_BND_N]
+    n = bnd_n[die]
+    if n == BND_SLOTS:
+        n = _drop_past(bnd, die, n, now)
+        if n == BND_SLOTS:
+            bnd_n[die] = n
+            return
+    bnd[die, n] = end
+    bnd_n[die] = n + 1
+
+
+@njit(cache=True)
+def _w_book(st, ch, end):
+    """A program's, a GC copy's or a read-modify-write's transfer on channel ``ch``
+    ends at ``end`` (host reads with priority cut in ahead of such transfers)."""
+    w_end = st[S_W_END]
+    if end > w_end[ch]:
+        w_end[ch] = end
+
+
+@njit(cache=True)
+def _drop_past(bnd, die, n, now):
+    k = 0
+    while k < n and bnd[die, k] <= now:
+        k += 1
+    if k:
+        for i in range(k, n):
+            bnd[die, i - k] = bnd[die, i]
+        n -= k
+    return n
+
+
+@njit(cache=True)
+def _read_slot(st, die, t, now):
+    """Where a host page read goes on ``die`` when reads have priority: at the end of
+    the operation in progress at ``t`` (no suspend), after any read already queued
+    there; the booked operations behind it move back by the read's time
+    (``_read_insert``). With the die idle at ``t``: ``t``."""
+    die_free = st[S_DIE_FREE]
+    if die_free[die] <= t:
+        return t
+    p = st[S_RD_END][die]
+    if p < t:
+        p = t
+    bnd = st[S_BND]
+    n = _drop_past(bnd, die, st[S_BND_N][die], now)
+    st[S_BND_N][die] = n
+    lo, hi = 0, n                       # first recorded end >= p
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if bnd[die, mid] < p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return bnd[die, lo] if lo < n else die_free[die]
+
+
+@njit(cache=True)
+def _read_insert(st, die, start, ready, now):
+    """Book a read holding ``die`` from ``start`` to ``ready``: the operations booked
+    after ``start`` end that much later (their channel transfers and the program end
+    times already handed out are not moved: see the module docstring)."""
+    die_free = st[S_DIE_FREE]
+    bnd = st[S_BND]
+    n = st[S_BND_N][die]
+    st[S_RD_END][die] = ready
+    if start >= die_free[die]:
+        die_free[die] = ready
+        _book(st, die, ready, now)
+        return
+    d = ready - start
+    die_free[die] += d
+    pos = n
+    for i in range(n):
+        if bnd[die, i] > start:
+            if pos == n:
+                pos = i
+            bnd[die, i] += d
+    if n < BND_SLOTS:
+        for i in range(n, pos, -1):
+            bnd[die, i] = bnd[die, i - 1]
+        bnd[die, pos] = ready
+        st[S_BND_N][die] = n + 1
+
+
+@njit(cache=True)
 def read(i32, i64, ch_bpns, off, size, t_start, now):
     """Reserve the flash reads of ``[off, off+size)`` from ``t_start``.
 
@@ -483,10 +646,21 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
             counters[C_UNMAPPED_READS] += 1
         else:
             die = ppn // blk_pages
-            s = die_free[die] if die_free[die] > t_start else t_start
             x = np.int64(piece / ch_bpns + 0.5)
-            ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + g[P_TR], x, now) + x
-            die_free[die] = ready
+            if g[G_READ_PRIO]:
+                s = _read_slot(st, die, t_start, now) + g[P_TR]
+                ch = die % nch
+                w_end = st[S_W_END]
+                if w_end[ch] > s:       # programs / GC booked on the channel: cut in
+                    ready = _cut_in(iv_s, iv_e, iv_n, ch, s, x, now) + x
+                    w_end[ch] += x
+                else:
+                    ready = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
+                _read_insert(st, die, s - g[P_TR], ready, now)
+            else:
+                s = die_free[die] if die_free[die] > t_start else t_start
+                ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + g[P_TR], x, now) + x
+                die_free[die] = ready
             counters[C_READ_PAGES] += 1
         if first < 0 or ready < first:
             first = ready
@@ -516,23 +690,36 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
         od = old // (g[G_PPB] * g[G_BPD])
         r = die_free[od] if die_free[od] > s else s
         s = _reserve(iv_s, iv_e, iv_n, od % nch, r + g[P_TR], x, now) + x
+        _w_book(st, od % nch, s)
         die_free[od] = s
+        _book(st, od, s, now)
         st[S_COUNTERS][C_RMW] += 1
     die = choose_die(st, lpn, s)
     ch = die % nch
     if die_free[die] > s:
         s = die_free[die]
     _die, copies, erased = host_write_page(st, lpn, die)
-    s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x + g[P_TPROG]
+    s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
+    _w_book(st, ch, s)
+    s += g[P_TPROG]
     durable = s
+    _book(st, die, s, now)
     if copies:                          # foreground GC right after this program
         if g[G_COPYBACK] != 0:
-            s += copies * (g[P_TR] + g[P_TPROG])
+            for _ in range(copies):
+                s += g[P_TR] + g[P_TPROG]
+                _book(st, die, s, now)
         else:
             for _ in range(copies):     # out to the controller (ECC) and back in
                 s = _reserve(iv_s, iv_e, iv_n, ch, s + g[P_TR], x, now) + x
-                s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x + g[P_TPROG]
-    die_free[die] = s + erased * g[P_TBERS]
+                s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
+                _w_book(st, ch, s)
+                s += g[P_TPROG]
+                _book(st, die, s, now)
+    for _ in range(erased):
+        s += g[P_TBERS]
+        _book(st, die, s, now)
+    die_free[die] = s
     return durable
 
 
@@ -578,7 +765,10 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
     ch = die % g[G_NCH]
     s = die_free[die] if die_free[die] > t_start else t_start
     for _ in range(n_pages):
-        s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x + g[P_TPROG]
+        s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x
+        _w_book(st, ch, s)
+        s += g[P_TPROG]
+        _book(st, die, s, now)
     die_free[die] = s
     return s
 
