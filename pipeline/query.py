@@ -290,12 +290,12 @@ def main(argv: list[str] | None = None) -> int:
                                  f"{args.dir}/" + experiment_hint(args.experiment, known))
         best_opts = [o for o, v in (("--desc", args.desc), ("--baseline", args.baseline),
                                     ("--where", args.where), ("--by", args.by)) if v]
-        if args.query.strip() == "best":
-            return _best(con, args)
         if args.query.strip() == "usl":
             return _usl(con, args, [o for o in best_opts if o != "--where"])
         if args.x is not None:
             raise QueryError("--x: only for the usl query")
+        if args.query.strip() == "best":
+            return _best(con, args)
         if best_opts:
             raise QueryError(f"{best_opts[0]}: only for the best query")
         if re.fullmatch(r"[A-Za-z_]\w*", args.query.strip()):

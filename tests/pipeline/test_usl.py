@@ -125,6 +125,12 @@ def test_bad_input_is_one_line_naming_it(results, capsys, args, named):
     assert err.count("\n") == 1 and err.startswith("error: ") and named in err
 
 
+def test_x_is_refused_outside_usl(results, capsys):
+    assert query.main(["best", "--experiment", "scal", "--metric", "sysbench.tps", "--x",
+                       "threads", "--results", str(results)]) == 2
+    assert capsys.readouterr().err == "error: --x: only for the usl query\n"
+
+
 def test_the_report_draws_the_fit(results, tmp_path, capsys):
     out = tmp_path / "usl.png"
     assert report.main(["--experiment", "scal", "--usl", "--x", "workload.threads",
