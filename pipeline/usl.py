@@ -9,8 +9,9 @@ N* = sqrt((1 - sigma) / kappa), X(N*) the most it predicts.
 
 The fit (``fit``) is unweighted least squares on X, numpy only: for fixed (sigma, kappa)
 the best lambda is closed-form (X is linear in it), so a log-spaced grid over (sigma,
-kappa) - zero included for each - finds the basin, and a projected Levenberg-Marquardt
-on all three refines it with sigma in [0, 1] and kappa >= 0. Negative coefficients
+kappa) - zero included for each - finds the basin, and a Levenberg-Marquardt with
+bounds (a coefficient at its bound that the step would push past is held there) refines
+all three with sigma in [0, 1] and kappa >= 0. Negative coefficients
 have no physical meaning (a superlinear start - caches warming, a fixed per-run cost
 shared by more clients - is not a negative contention); where the data wants them the
 bound holds them at 0, and ``sigma`` or ``kappa`` reads 0 (``at_bound`` says which).
@@ -83,14 +84,23 @@ def _sse_grid(n: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
 
 
 def _refine(n: np.ndarray, x: np.ndarray, p: np.ndarray, iters: int = 200) -> np.ndarray:
-    """Projected Levenberg-Marquardt on (lambda, sigma, kappa): steps clipped to the
-    bounds, accepted only when the SSE falls."""
+    """Levenberg-Marquardt on (lambda, sigma, kappa) with bounds: a coefficient at a
+    bound that the step would push past it is held there (the step is solved for the
+    others alone), every step is clipped to the bounds and accepted only when the SSE
+    falls."""
     lo = np.array([0.0, 0.0, 0.0])
     hi = np.array([np.inf, 1.0, np.inf])
 
     def resid(q):
         d = 1.0 + q[1] * (n - 1.0) + q[2] * n * (n - 1.0)
         return q[0] * n / d - x, d
+
+    def solve(a, b, mu, free):
+        step = np.zeros(3)
+        idx = np.flatnonzero(free)
+        sub = a[np.ix_(idx, idx)]
+        step[idx] = np.linalg.solve(sub + mu * np.diag(np.diag(sub) + 1e-12), -b[idx])
+        return step
 
     r, d = resid(p)
     sse = float(r @ r)
@@ -106,7 +116,13 @@ def _refine(n: np.ndarray, x: np.ndarray, p: np.ndarray, iters: int = 200) -> np
         b = js.T @ r
         improved = False
         for _ in range(30):
-            step = np.linalg.solve(a + mu * np.diag(np.diag(a) + 1e-12), -b) / scale
+            free = np.ones(3, bool)
+            for _ in range(3):       # hold the coefficients the step pushes out of bounds
+                step = solve(a, b, mu, free) / scale
+                out = free & (((p <= lo) & (step < 0)) | ((p >= hi) & (step > 0)))
+                if not out.any():
+                    break
+                free &= ~out
             q = np.clip(p + step, lo, hi)
             rq, dq = resid(q)
             sq = float(rq @ rq)

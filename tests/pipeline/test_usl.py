@@ -64,6 +64,18 @@ def test_the_rds_sysbench_curve_peaks_between_56_and_80_threads():
     assert f.at_bound == ("sigma",)
 
 
+def test_a_coefficient_held_at_its_bound_does_not_stop_the_others_reaching_the_optimum():
+    """The RDS fit has sigma at 0: its least SSE is then the best over kappa alone
+    (lambda closed-form), found here by brute force."""
+    f = usl.fit(RDS_N, RDS_TPS)
+    n, x = np.array(RDS_N, float), np.array(RDS_TPS)
+    kappa = np.linspace(2.5e-4, 3.5e-4, 20001)[:, None]
+    g = n / (1 + kappa * n * (n - 1))
+    lam = (g @ x) / (g * g).sum(axis=1)
+    brute = ((x - lam[:, None] * g) ** 2).sum(axis=1).min()
+    assert f.rmse ** 2 * len(n) == pytest.approx(brute, rel=1e-7)
+
+
 def test_fewer_than_three_concurrencies_are_refused():
     with pytest.raises(usl.UslError, match="2 distinct concurrency"):
         usl.fit([1, 2, 2], [10.0, 18.0, 18.5])
