@@ -17,6 +17,8 @@ column, ``{{config_cols}}`` as the experiment's varying parameter columns).
 
     python -m pipeline.query "SELECT count(*) FROM runs"
     python -m pipeline.query best --experiment aio_batch --metric iostat.sda.rMB_s
+    python -m pipeline.query usl --experiment sysbench_threads --x workload.threads \
+        --metric sysbench.tps
     python -m pipeline.query aio_batch --csv e1.csv
     python -m pipeline.query --list
 """
@@ -35,6 +37,7 @@ from . import best
 from .best import BestError
 from .columns import is_param
 from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file
+from .usl import UslError
 
 QUERIES = Path(__file__).resolve().parent / "queries"
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
@@ -226,14 +229,16 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--dir", "--results", dest="dir", default="outputs",
                     help="results root (default: outputs)")
     ap.add_argument("--experiment", help="experiment name ($experiment in named queries)")
-    ap.add_argument("--metric", help="metric column to rank by (best)")
+    ap.add_argument("--metric", help="metric column to rank by (best), the throughput (usl)")
+    ap.add_argument("--x", metavar="COLUMN",
+                    help="usl: the concurrency column (workload.threads, or threads)")
     ap.add_argument("--asc", action="store_true", help="best: lower is better (latency); "
                     "default from the metric's name")
     ap.add_argument("--desc", action="store_true", help="best: higher is better (throughput)")
     ap.add_argument("--baseline", metavar="'PARAM=VALUE ...'",
                     help="best: the configuration the x_baseline ratio is to "
                          "(default: the experiment's first)")
-    ap.add_argument("--where", metavar="SQL", help="best: select runs (any column)")
+    ap.add_argument("--where", metavar="SQL", help="best, usl: select runs (any column)")
     ap.add_argument("--by", metavar="COL[,COL]", help="best: rank within each group")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="bind $NAME in the query")
@@ -255,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list or args.query is None:
         print(f"{'best':14s} which configuration of --experiment is best by --metric, and by "
               "how much (mean/std/n over seeds, x_baseline, x_worst, margin_pct)")
+        print(f"{'usl':14s} the Universal Scalability Law fitted to --metric vs --x of "
+              "--experiment (lambda, sigma, kappa, peak N* and X(N*))")
         for name, path in named_queries().items():
             print(f"{name:14s} {_describe_query(path)}")
         return 0 if args.list else EXIT_CONFIG
@@ -283,6 +290,10 @@ def main(argv: list[str] | None = None) -> int:
                                  f"{args.dir}/" + experiment_hint(args.experiment, known))
         best_opts = [o for o, v in (("--desc", args.desc), ("--baseline", args.baseline),
                                     ("--where", args.where), ("--by", args.by)) if v]
+        if args.query.strip() == "usl":
+            return _usl(con, args, [o for o in best_opts if o != "--where"])
+        if args.x is not None:
+            raise QueryError("--x: only for the usl query")
         if args.query.strip() == "best":
             return _best(con, args)
         if best_opts:
@@ -309,9 +320,37 @@ def main(argv: list[str] | None = None) -> int:
             export(con, sql, used, args.csv, "csv")
         if args.parquet:
             export(con, sql, used, args.parquet, "parquet")
-    except (QueryError, ConfigError, BestError) as ex:
+    except (QueryError, ConfigError, BestError, UslError) as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
+    return 0
+
+
+def _usl(con, args, refused: list[str]) -> int:
+    """``usl``: the USL fit per configuration (``pipeline.usl``), then the points."""
+    from . import usl
+
+    if refused:
+        raise QueryError(f"{refused[0]}: not for the usl query")
+    for opt, val in (("--experiment", args.experiment), ("--x", args.x),
+                     ("--metric", args.metric)):
+        if val is None:
+            raise QueryError(f"usl needs {opt}")
+    series = usl.fit_runs(con, args.experiment, args.x, args.metric, args.where)
+    fits = usl.fit_table(series)
+    print_table(usl.shown(fits), title=f"{args.experiment}: {args.metric} vs {args.x}, Universal "
+                            "Scalability Law X(N) = lambda*N / (1 + sigma*(N-1) + "
+                            "kappa*N*(N-1)), peak at N* = sqrt((1-sigma)/kappa)")
+    print()
+    print_table(usl.points_table(series), title="points and the fitted curve")
+    for opt, path, fmt in (("--csv", args.csv, "csv"), ("--parquet", args.parquet, "parquet")):
+        if path:
+            import pyarrow as pa
+            import pyarrow.csv as pacsv
+            import pyarrow.parquet as papq
+
+            table = pa.table({c: [r[i] for r in fits.rows] for i, c in enumerate(fits.columns)})
+            (pacsv.write_csv if fmt == "csv" else papq.write_table)(table, path)
     return 0
 
 

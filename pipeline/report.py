@@ -5,6 +5,11 @@ reference cases.
     python -m pipeline.run -m experiment=aio_batch
     python -m pipeline.report --experiment aio_batch          # outputs/report/aio_batch.png
     python -m pipeline.report --experiment lra --metric full_scan.scan_s --out lra.png
+    python -m pipeline.report --experiment sysbench_threads --usl    # <experiment>_usl.png
+
+``--usl`` draws the Universal Scalability Law fit of ``--metric`` against ``--x``
+(``pipeline.usl``, ``pipeline.plots.usl``) instead; both default to the experiment's
+line style (x and first metric), e.g. ``workload.threads`` and ``sysbench.tps``.
 
 Each experiment has a style (``STYLES``): the chart kind (``pipeline.plots.bars``,
 ``lines``, ``cdf``), the metric panels, the x or hue parameter and how a configuration
@@ -324,10 +329,18 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--config-dir", action="append", default=[], metavar="DIR",
                     help="where your own experiment's YAML is (as pipeline.run --config-dir): "
                          "its meta.headline picks the panels")
+    ap.add_argument("--usl", action="store_true",
+                    help="draw the Universal Scalability Law fit of --metric vs --x")
+    ap.add_argument("--x", metavar="COLUMN", help="--usl: the concurrency column "
+                    "(default: the experiment's x, e.g. workload.threads)")
+    ap.add_argument("--where", metavar="SQL", help="--usl: select runs (any column)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as ex:
         return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
+    for opt, val in (("--x", args.x), ("--where", args.where)):
+        if val is not None and not args.usl:
+            raise ConfigError(opt, "only with --usl")
     for d in args.config_dir:
         if not Path(d).is_dir():
             raise ConfigError("--config-dir", f"{d!r} is not a directory")
@@ -337,7 +350,8 @@ def _main(argv: list[str] | None) -> int:
     if not Path(args.results).is_dir():
         raise ConfigError("--results", f"{args.results!r} is not a directory"
                           if Path(args.results).exists() else f"no such directory {args.results!r}")
-    out = Path(args.out) if args.out else Path(args.results) / "report" / f"{args.experiment}.png"
+    name = f"{args.experiment}_usl" if args.usl else args.experiment
+    out = Path(args.out) if args.out else Path(args.results) / "report" / f"{name}.png"
     check_output_file(out, "--out" if args.out else "--results")
     rows = load_rows(args.results, args.experiment)
     if not rows:
@@ -349,6 +363,8 @@ def _main(argv: list[str] | None) -> int:
                           f"{args.results}/" + (hint or " (python -m pipeline.run -m "
                                                         f"experiment={args.experiment})"))
     _check_metrics(args.metric, rows)
+    if args.usl:
+        return _usl(args, rows, out)
     overlays: list[Overlay] = []
     if not args.no_reference:
         extra = [Path(f) for f in args.reference]
@@ -367,6 +383,38 @@ def _main(argv: list[str] | None) -> int:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
     print(f"{path} ({len(rows)} runs, {len(overlays)} published values)")
+    return 0
+
+
+def _usl(args, rows: list[dict], out: Path) -> int:
+    """``--usl``: fit (``pipeline.usl.fit_runs``) and draw (``pipeline.plots.usl``)."""
+    from . import query, usl
+    from .plots import usl as usl_plot
+    from .plots.common import scale_note
+
+    style = style_for(args.experiment)
+    x = args.x or (style.x if style.kind == "lines" else None)
+    if x is None:
+        raise ConfigError("--x", f"experiment {args.experiment!r} has no default x: give the "
+                          "concurrency column (--x workload.threads)")
+    if len(args.metric) > 1:
+        raise ConfigError("--metric", "--usl fits one metric")
+    metric = args.metric[0] if args.metric else next(
+        (m for m in style.metrics if "*" not in m), None)
+    if metric is None:
+        raise ConfigError("--metric", f"experiment {args.experiment!r} has no default "
+                          "metric: give the throughput column (--metric sysbench.tps)")
+    try:
+        con = query.connect(args.results)
+        series = usl.fit_runs(con, args.experiment, x, metric, args.where)
+    except (usl.UslError, query.QueryError) as ex:
+        raise ConfigError("", str(ex)) from None
+    note = scale_note(rows)
+    title = (f"{args.experiment}: {metric} vs {x}, Universal Scalability Law fit "
+             "X(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1))" + (f"\n{note}" if note else ""))
+    path = usl_plot.draw(series, x, metric, out, title,
+                         xlabel=style.xlabel if style.x == x and style.xlabel else None)
+    print(f"{path} ({len(rows)} runs, {len(series)} fit(s))")
     return 0
 
 
