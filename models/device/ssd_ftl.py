@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ssd_kernels import (_HDR, _I32, _I64, _N_ARR, G_BPD, G_MINFREE, G_NDIE, G_PPB,
-                          IV_SLOTS, N_COUNTERS, rebuild)
+                          G_UPP, IV_SLOTS, N_COUNTERS, rebuild)
 
 
 class FTLState:
@@ -51,7 +51,8 @@ class FTLState:
 
     def __init__(self, user_pages: int, n_dies: int, n_channels: int, blocks_per_die: int,
                  pages_per_block: int, gc_min_free: int, page_bytes: int, copyback: bool,
-                 dynamic: bool, timings_ns: tuple[int, int, int], buffer_slots: int) -> None:
+                 dynamic: bool, timings_ns: tuple[int, int, int], buffer_slots: int,
+                 units_per_nand_page: int = 1) -> None:
         nb = n_dies * blocks_per_die
         shapes32 = {"l2p": (user_pages,), "p2l": (nb * pages_per_block,), "valid": (nb,),
                     "bstate": (nb,), "erases": (nb,), "free_list": (n_dies, blocks_per_die),
@@ -61,7 +62,7 @@ class FTLState:
         shapes64 = {"counters": (N_COUNTERS,), "die_free": (n_dies,),
                     "iv_s": (n_channels + 1, IV_SLOTS), "iv_e": (n_channels + 1, IV_SLOTS),
                     "iv_n": (n_channels + 1,), "hk": (buffer_slots,), "hb": (buffer_slots,),
-                    "hs": (2,), "out": (4,), "misc": (4,)}
+                    "hs": (2,), "out": (4,), "misc": (4,), "sensed": (n_dies,)}
         assert tuple(shapes32) == _I32 and tuple(shapes64) == _I64
         n32 = sum(int(np.prod(s)) for s in shapes32.values())
         hdr = _HDR + 2 * _N_ARR
@@ -69,7 +70,8 @@ class FTLState:
         self.i32 = np.zeros(n32, dtype=np.int32)
         self.i64 = np.zeros(n64, dtype=np.int64)
         self.i64[:_HDR] = [n_dies, n_channels, blocks_per_die, pages_per_block, gc_min_free,
-                           page_bytes, int(copyback), int(dynamic), *timings_ns]
+                           page_bytes, int(copyback), int(dynamic), *timings_ns,
+                           units_per_nand_page]
         k = 0
         for buf, shapes, pos in ((self.i32, shapes32, 0), (self.i64, shapes64, hdr)):
             for name, shape in shapes.items():
@@ -80,7 +82,7 @@ class FTLState:
                 pos += size
                 k += 1
         self.g = self.i64[:_HDR]
-        for name in ("l2p", "p2l", "active", "head", "nxt", "prv"):
+        for name in ("l2p", "p2l", "active", "head", "nxt", "prv", "sensed"):
             getattr(self, name)[...] = -1
         # free stacks: the lowest block id is popped first
         self.free_list[...] = (np.arange(nb, dtype=np.int32)
@@ -93,6 +95,9 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     """Lay out a used drive whose LPNs below ``span_pages`` (default: all) were written:
     ``sequential`` (once, in order) or ``random`` (the steady state of uniform random
     page overwrites under greedy GC). LPNs from ``span_pages`` on stay unmapped.
+    Written in order, each NAND page's worth of consecutive LPNs (``units per NAND
+    page``) lies together on one die, the pages striped over the dies, as the write
+    path places sequential data (``ssd_kernels.choose_die``).
 
     The random steady state is built directly, not by simulating a drive's worth of
     overwrites: in the fluid model of LRW/greedy cleaning under uniform random writes
@@ -120,8 +125,13 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     st.l2p[...] = -1
     used = np.zeros(ndie, dtype=np.int64)
     open_fill = np.full((ndie, 2), -1, dtype=np.int64)
+    upp = int(g[G_UPP])
+    page_die = (np.arange(user, dtype=np.int64) // upp) % ndie if upp > 1 else None
     for die in range(ndie):
-        lpns = np.arange(die, user, ndie, dtype=np.int32)
+        if mode == "sequential" and page_die is not None:
+            lpns = np.flatnonzero(page_die == die).astype(np.int32)
+        else:
+            lpns = np.arange(die, user, ndie, dtype=np.int32)
         u = lpns.shape[0]
         if u == 0:
             continue

@@ -16,8 +16,14 @@ Timing (integer ns, reserved in command arrival order):
   could start. A transfer that must wait for its busy die therefore does not block
   transfers to the channel's other dies in the meantime, as on a real channel.
 - A page read holds its die for tR, then the channel for the transfer out (the page
-  register stays busy until then). A page program needs the data in the controller,
-  the die idle, the channel for the transfer in, then holds the die for tPROG.
+  register stays busy until then). One sense (tR) reads a whole NAND page - the page
+  size times the planes read together, ``units per NAND page`` mapping units - into
+  the die's page registers; a read of another unit of that page, in the same command
+  or a later one, needs only its transfer out, until the next program or erase on the
+  die overwrites the registers. With one unit per NAND page (the default) every
+  unit read senses (re-reading the same unit is not served from the register).
+- A page program needs the data in the controller, the die idle, the channel for the
+  transfer in, then holds the die for tPROG.
   Sub-page writes to a mapped page first read the old page (read-modify-write).
 - Foreground GC runs on the die right after the program that triggered it: each copy
   is tR, a transfer out (ECC check in the controller), a transfer in and tPROG (or
@@ -26,7 +32,9 @@ Timing (integer ns, reserved in command arrival order):
   ends (a min-heap of program end times in the int64 buffer). It never holds more
   than its capacity: a write larger than the buffer streams in as programs free room.
 
-Deliberately not modelled: multi-plane and cache-program/cache-read modes, program
+Deliberately not modelled: multi-plane programs (``program_us`` is already the
+effective time per mapping unit), cache-program/cache-read modes (a sense does not
+overlap the previous page's transfer), read-ahead into controller DRAM, program
 and erase suspend (a read waits behind the GC on its die), background GC.
 """
 from __future__ import annotations
@@ -38,14 +46,16 @@ from numba import njit
 # header of the int64 buffer: geometry, flash timings (ns), then (offset, length) pairs
 G_NDIE, G_NCH, G_BPD, G_PPB, G_MINFREE, G_PAGE, G_COPYBACK, G_DYNAMIC = range(8)
 P_TR, P_TPROG, P_TBERS = 8, 9, 10
-_HDR = 11
+G_UPP = 11           # mapping units per NAND page (one sense reads them all)
+_HDR = 12
 # arrays in the int32 buffer, then in the int64 buffer (the tuple order of ``views``)
 _I32 = ("l2p", "p2l", "valid", "bstate", "erases", "free_list", "free_n", "active", "wptr",
         "head", "nxt", "prv", "dvalid")
-_I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc")
+_I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc",
+        "sensed")
 (S_HDR, S_L2P, S_P2L, S_VALID, S_BSTATE, S_ERASES, S_FREE_LIST, S_FREE_N, S_ACTIVE, S_WPTR,
  S_HEAD, S_NXT, S_PRV, S_DVALID, S_COUNTERS, S_DIE_FREE, S_IV_S, S_IV_E, S_IV_N, S_HK, S_HB,
- S_HS, S_OUT, S_MISC) = range(24)
+ S_HS, S_OUT, S_MISC, S_SENSED) = range(25)
 _N_ARR = len(_I32) + len(_I64)
 
 # counters
@@ -72,7 +82,8 @@ def views(i32, i64):
             i64[o[30]:o[30] + o[31]].reshape((nch + 1, IV_SLOTS)),
             i64[o[32]:o[32] + o[33]].reshape((nch + 1, IV_SLOTS)),
             i64[o[34]:o[34] + o[35]], i64[o[36]:o[36] + o[37]], i64[o[38]:o[38] + o[39]],
-            i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]])
+            i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]],
+            i64[o[46]:o[46] + o[47]])
 
 
 # -- FTL primitives ------------------------------------------------------------------------
@@ -198,16 +209,33 @@ def _gc(st, die):
 
 @njit(cache=True)
 def choose_die(st, lpn, t):
-    """The die a host page write goes to: ``lpn % n_dies`` (static striping), or
-    (dynamic allocation) the die that can start it first, counting from a rotating
-    pointer on ties, among dies whose valid data leaves GC room to work."""
+    """The die a host page write goes to: ``(lpn // units_per_nand_page) % n_dies``
+    (static striping), or (dynamic allocation) the die that can start it first,
+    counting from a rotating pointer on ties, among dies whose valid data leaves GC
+    room to work.
+
+    With NAND pages of several mapping units, a unit that continues a NAND page -
+    ``lpn - 1`` is the last unit programmed into a die's open host block and that
+    page is not full yet - goes to the same die, right behind it: sequentially
+    written data fills whole NAND pages, as an FTL that gathers a page's worth of
+    data in its buffer before the (multi-plane) program does, so one sense later
+    reads them all."""
     g = st[S_HDR]
     nd = g[G_NDIE]
+    upp = g[G_UPP]
     if g[G_DYNAMIC] == 0:
-        return lpn % nd
+        return (lpn // upp) % nd
     die_free = st[S_DIE_FREE]
     dvalid = st[S_DVALID]
     limit = (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
+    if upp > 1 and lpn % upp != 0:
+        prev = st[S_L2P][lpn - 1]
+        if prev >= 0:
+            d = prev // (g[G_PPB] * g[G_BPD])
+            b = st[S_ACTIVE][2 * d]
+            w = st[S_WPTR][2 * d]
+            if b >= 0 and w % upp != 0 and prev == b * g[G_PPB] + w - 1 and dvalid[d] < limit:
+                return d
     misc = st[S_MISC]
     rr = misc[0]
     best = -1
@@ -468,6 +496,8 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
     page = g[G_PAGE]
     blk_pages = g[G_PPB] * g[G_BPD]
     nch = g[G_NCH]
+    upp = g[G_UPP]
+    sensed = st[S_SENSED]
     first = np.int64(-1)
     last = t_start
     last_piece = np.int64(0)
@@ -485,7 +515,13 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
             die = ppn // blk_pages
             s = die_free[die] if die_free[die] > t_start else t_start
             x = np.int64(piece / ch_bpns + 0.5)
-            ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + g[P_TR], x, now) + x
+            if upp > 1 and sensed[die] == ppn // upp:
+                sense = np.int64(0)             # its NAND page is in the die's register
+            else:
+                sense = g[P_TR]
+                if upp > 1:
+                    sensed[die] = ppn // upp
+            ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + sense, x, now) + x
             die_free[die] = ready
             counters[C_READ_PAGES] += 1
         if first < 0 or ready < first:
@@ -517,8 +553,11 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
         r = die_free[od] if die_free[od] > s else s
         s = _reserve(iv_s, iv_e, iv_n, od % nch, r + g[P_TR], x, now) + x
         die_free[od] = s
+        if g[G_UPP] > 1:
+            st[S_SENSED][od] = old // g[G_UPP]
         st[S_COUNTERS][C_RMW] += 1
     die = choose_die(st, lpn, s)
+    st[S_SENSED][die] = -1              # a program (and its GC) overwrites the register
     ch = die % nch
     if die_free[die] > s:
         s = die_free[die]
@@ -576,6 +615,7 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
                 die = d
     x = np.int64(g[G_PAGE] / ch_bpns + 0.5)
     ch = die % g[G_NCH]
+    st[S_SENSED][die] = -1
     s = die_free[die] if die_free[die] > t_start else t_start
     for _ in range(n_pages):
         s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x + g[P_TPROG]
