@@ -96,8 +96,9 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     ``sequential`` (once, in order) or ``random`` (the steady state of uniform random
     page overwrites under greedy GC). LPNs from ``span_pages`` on stay unmapped.
     Written in order, each NAND page's worth of consecutive LPNs (``units per NAND
-    page``) lies together on one die, the pages striped over the dies, as the write
-    path places sequential data (``ssd_kernels.choose_die``).
+    page``) lies together on one die, the pages striped over the dies, as an FTL that
+    gathers a page in its buffer lays out sequential data (the simulated write path
+    does not: ``ssd_kernels.choose_die``).
 
     The random steady state is built directly, not by simulating a drive's worth of
     overwrites: in the fluid model of LRW/greedy cleaning under uniform random writes

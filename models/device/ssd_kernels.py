@@ -27,7 +27,9 @@ Timing (integer ns, reserved in command arrival order):
   Sub-page writes to a mapped page first read the old page (read-modify-write).
 - Foreground GC runs on the die right after the program that triggered it: each copy
   is tR, a transfer out (ECC check in the controller), a transfer in and tPROG (or
-  tR + tPROG on the die alone with ``copyback``), then tBERS per erased block.
+  tR + tPROG on the die alone with ``copyback``), then tBERS per erased block. With
+  NAND pages of several units, one tR serves all the valid units of a victim's page
+  (the copies of a page cost one sense, then their transfers).
 - The write buffer: a page's bytes occupy it from the host transfer until its program
   ends (a min-heap of program end times in the int64 buffer). It never holds more
   than its capacity: a write larger than the buffer streams in as programs free room.
@@ -165,9 +167,13 @@ def _append(st, die, lpn, stream):
 def _gc(st, die):
     """Greedy GC on one die until ``gc_min_free`` blocks are free.
 
-    Returns (pages copied, blocks erased)."""
+    Returns (pages copied, blocks erased). With NAND pages of several units it adds
+    the senses the copies need - one per NAND page holding a valid unit - to
+    ``misc[1]``."""
     g = st[S_HDR]
     ppb = g[G_PPB]
+    upp = g[G_UPP]
+    senses = 0
     head = st[S_HEAD]
     p2l = st[S_P2L]
     valid = st[S_VALID]
@@ -188,9 +194,13 @@ def _gc(st, die):
         _bucket_remove(head, st[S_NXT], st[S_PRV], die, vv, victim)
         bstate[victim] = 1            # being collected: not a bucket member any more
         base = victim * ppb
+        last = -1
         for i in range(ppb):
             lpn = p2l[base + i]
             if lpn >= 0:
+                if i // upp != last:
+                    senses += 1
+                    last = i // upp
                 p2l[base + i] = -1
                 valid[victim] -= 1
                 st[S_DVALID][die] -= 1
@@ -204,22 +214,26 @@ def _gc(st, die):
     c = st[S_COUNTERS]
     c[C_GC_PAGES] += copies
     c[C_ERASES] += erased
+    if upp > 1:
+        st[S_MISC][1] += senses
     return copies, erased
 
 
 @njit(cache=True)
 def choose_die(st, lpn, t):
     """The die a host page write goes to: ``(lpn // units_per_nand_page) % n_dies``
-    (static striping), or (dynamic allocation) the die that can start it first,
-    counting from a rotating pointer on ties, among dies whose valid data leaves GC
-    room to work.
+    (static striping of NAND pages), or (dynamic allocation) the die that can start it
+    first, counting from a rotating pointer on ties, among dies whose valid data
+    leaves GC room to work.
 
-    With NAND pages of several mapping units, a unit that continues a NAND page -
-    ``lpn - 1`` is the last unit programmed into a die's open host block and that
-    page is not full yet - goes to the same die, right behind it: sequentially
-    written data fills whole NAND pages, as an FTL that gathers a page's worth of
-    data in its buffer before the (multi-plane) program does, so one sense later
-    reads them all."""
+    Dynamic allocation places unit by unit: it does not gather a NAND page's worth of
+    consecutive units on one die, so data the host writes in order during a run is
+    not laid out in NAND pages (``precondition: sequential`` is). Sending the units
+    that continue a page to that page's die was tried: with ``program_us`` the
+    per-unit share of a page program and foreground GC run per unit, a page's
+    programs and their GC then queue on one die - E8 on the S4510 (a 16 KiB InnoDB
+    page is one NAND page) fell from 801 to 234 tps. A write path that programs a
+    gathered page in one operation is what that needs (not modelled)."""
     g = st[S_HDR]
     nd = g[G_NDIE]
     upp = g[G_UPP]
@@ -228,14 +242,6 @@ def choose_die(st, lpn, t):
     die_free = st[S_DIE_FREE]
     dvalid = st[S_DVALID]
     limit = (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
-    if upp > 1 and lpn % upp != 0:
-        prev = st[S_L2P][lpn - 1]
-        if prev >= 0:
-            d = prev // (g[G_PPB] * g[G_BPD])
-            b = st[S_ACTIVE][2 * d]
-            w = st[S_WPTR][2 * d]
-            if b >= 0 and w % upp != 0 and prev == b * g[G_PPB] + w - 1 and dvalid[d] < limit:
-                return d
     misc = st[S_MISC]
     rr = misc[0]
     best = -1
@@ -561,15 +567,22 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
     ch = die % nch
     if die_free[die] > s:
         s = die_free[die]
+    upp = g[G_UPP]
+    if upp > 1:
+        st[S_MISC][1] = 0
     _die, copies, erased = host_write_page(st, lpn, die)
+    # one sense per NAND page the copies come from (each copy its own with one unit
+    # per page)
+    senses = st[S_MISC][1] if upp > 1 else copies
     s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x + g[P_TPROG]
     durable = s
     if copies:                          # foreground GC right after this program
         if g[G_COPYBACK] != 0:
-            s += copies * (g[P_TR] + g[P_TPROG])
+            s += senses * g[P_TR] + copies * g[P_TPROG]
         else:
-            for _ in range(copies):     # out to the controller (ECC) and back in
-                s = _reserve(iv_s, iv_e, iv_n, ch, s + g[P_TR], x, now) + x
+            for k in range(copies):     # out to the controller (ECC) and back in
+                sense = g[P_TR] if k < senses else 0
+                s = _reserve(iv_s, iv_e, iv_n, ch, s + sense, x, now) + x
                 s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x + g[P_TPROG]
     die_free[die] = s + erased * g[P_TBERS]
     return durable
