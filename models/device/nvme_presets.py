@@ -16,10 +16,11 @@ which data-sheet figures are inputs and which are predictions of the model):
 - ``nand_page_bytes`` 16 KiB on the three TLC drives (assumed: the page size of the
   3D TLC generations they use; one plane per sense, multi-plane reads not counted -
   two planes, 32 KiB, also meets every figure it moves): one tR brings four 4 KiB
-  units into the die's registers, so sequential data (written in order, or
-  ``precondition: sequential``) reads several units per tR. Chosen with the P4500
-  sequential read and the S4510 sequential latency in view (the README's
-  Calibrations table).
+  units into the die's registers, so data laid out in order (``precondition:
+  sequential``) reads several units per tR, and GC copies of one page share a sense
+  (the simulated write path places unit by unit: ``ssd_kernels.choose_die``). Chosen
+  with the P4500 sequential read and the S4510 sequential latency in view (the
+  README's Calibrations table).
 - Modelled capacity: the FTL keeps per-page state (8 bytes per 4 KiB), so a 1 TB
   drive would take 2 GB of memory; the presets model 16 GiB of LBAs (4 GiB for the
   XPoint drive's 512-byte units) with the data sheet's die count and spare fraction,
