@@ -83,6 +83,7 @@ class NVMeConfig(FlashGeometry):
     dies_per_channel: int = 8
     page_bytes: int = 4096
     pages_per_block: int = 256
+    nand_page_bytes: int = 0
     read_us: float = 60.0
     program_us: float = 60.0
     erase_us: float = 3000.0

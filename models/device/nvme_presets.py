@@ -13,6 +13,14 @@ which data-sheet figures are inputs and which are predictions of the model):
   what bounds a die's write rate).
 - ``read_us`` (tR of a single-plane page read) and ``read_cmd_us`` / ``write_cmd_us``:
   the data sheet's QD1 4 KiB latencies split into flash and controller time.
+- ``nand_page_bytes`` 16 KiB on the three TLC drives (assumed: the page size of the
+  3D TLC generations they use; one plane per sense, multi-plane reads not counted -
+  two planes, 32 KiB, also meets every figure it moves): one tR brings four 4 KiB
+  units into the die's registers, so data laid out in order (``precondition:
+  sequential``) reads several units per tR, and GC copies of one page share a sense
+  (the simulated write path places unit by unit: ``ssd_kernels.choose_die``). Chosen
+  with the P4500 sequential read and the S4510 sequential latency in view (the
+  README's Calibrations table).
 - Modelled capacity: the FTL keeps per-page state (8 bytes per 4 KiB), so a 1 TB
   drive would take 2 GB of memory; the presets model 16 GiB of LBAs (4 GiB for the
   XPoint drive's 512-byte units) with the data sheet's die count and spare fraction,
@@ -43,13 +51,17 @@ def intel_p4500_1tb(**overrides) -> NVMeConfig:
     dies of user data; 24 dies on Intel's 12-channel controller (2 per channel),
     i.e. 15 % spare (assumed: the raw count is not published).
 
+    The guide also gives sequential QD1 latencies, 10 us read and 13 us write (not
+    inputs; the model misses both: no controller read-ahead, one ``write_cmd_us``).
+
     Inputs: sequential write (-> ``program_us`` = 24 dies x 4 KiB / 600 MB/s = 164 us),
-    the two QD1 latencies (-> ``read_cmd_us``, ``write_cmd_us``). Assumed: tR 70 us,
+    the two random QD1 latencies (-> ``read_cmd_us``, ``write_cmd_us``). Assumed: tR 70 us,
     400 MB/s channels (ONFI 3 class), 4 firmware cores, 2 map pages per flush (no
     flush without PLP on this drive anyway)."""
     cfg = dict(
         capacity_bytes=16 * GIB, raw_capacity_bytes=_raw(16 * GIB, 0.15, 24 * 4096 * 256),
         channels=12, dies_per_channel=2, page_bytes=4096, pages_per_block=256,
+        nand_page_bytes=16 * 1024,
         read_us=70.0, program_us=164.0, erase_us=5000.0, channel_MBps=400.0,
         write_cache_bytes=8 * 2**20, flush_metadata_pages=2,
         nr_queues=32, queue_depth=1024, controller_cores=4,
@@ -82,6 +94,7 @@ def samsung_970_evo_plus_1tb(**overrides) -> NVMeConfig:
     cfg = dict(
         capacity_bytes=16 * GIB, raw_capacity_bytes=_raw(16 * GIB, 0.0995, 32 * 4096 * 256),
         channels=8, dies_per_channel=4, page_bytes=4096, pages_per_block=256,
+        nand_page_bytes=16 * 1024,
         read_us=40.0, program_us=39.7, erase_us=3500.0, channel_MBps=800.0,
         write_cache_bytes=4 * 2**20, flush_metadata_pages=2,
         nr_queues=8, queue_depth=1024, controller_cores=5,
@@ -128,18 +141,21 @@ def intel_s4510_960gb(**overrides) -> SSDConfig:
     power-loss data protection). Source: Intel product specification: sequential
     read 560 MB/s, sequential write 510 MB/s, 4 KB random read 95,000 IOPS, random
     write 36,000 IOPS (steady state), latency read 36 us, write 37 us; IMFT 64-layer
-    TLC; 8-channel controller.
+    TLC; 8-channel controller. Intel's latency figure is its "sequential latency",
+    4 KiB sequential at QD1 (the S4500/S4600 specification of the same family lists
+    it so, 36 / 36 us, beside a random latency of 110 / 52 us).
 
     The SATA front end has no power-loss-protection switch: PLP shows as no FTL map
     commit at FLUSH (``flush_metadata_pages`` 0; the buffer's programs are still
     waited for). Inputs: random read IOPS (-> ``read_cmd_us`` = 1/95,000 s = 10.5 us,
     the one controller CPU's bound, as the X25-E's), sequential write (->
-    ``program_us`` = 32 dies x 4 KiB / 510 MB/s = 257 us), the QD1 write latency (->
-    ``write_cmd_us``). Assumed: 32 dies of 256 Gb (4 per channel), 14.5 % spare (1 TiB
+    ``program_us`` = 32 dies x 4 KiB / 510 MB/s = 257 us), the sequential QD1 write
+    latency (-> ``write_cmd_us``; a cached write costs the same either way). Assumed: 32 dies of 256 Gb (4 per channel), 14.5 % spare (1 TiB
     of NAND), tR 60 us (64-layer TLC), 400 MB/s channels, a 1 MiB buffer."""
     cfg = dict(
         capacity_bytes=16 * GIB, raw_capacity_bytes=_raw(16 * GIB, 0.145, 32 * 4096 * 256),
         channels=8, dies_per_channel=4, page_bytes=4096, pages_per_block=256,
+        nand_page_bytes=16 * 1024,
         read_us=60.0, program_us=257.0, erase_us=5000.0, channel_MBps=400.0,
         host_MBps=600.0,                      # SATA 6 Gb/s after 8b/10b
         read_cmd_us=10.5,

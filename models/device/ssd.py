@@ -110,6 +110,12 @@ class FlashGeometry:
         return self.raw_capacity_bytes // (self.n_dies * self.page_bytes * self.pages_per_block)
 
     @property
+    def units_per_nand_page(self) -> int:
+        """Mapping units (``page_bytes``) one sense (tR) reads: ``nand_page_bytes`` /
+        ``page_bytes``, 1 when ``nand_page_bytes`` is 0."""
+        return max(1, self.nand_page_bytes // self.page_bytes)
+
+    @property
     def spare_fraction(self) -> float:
         """Physical pages beyond the logical ones, over the logical ones."""
         phys = self.blocks_per_die * self.n_dies * self.pages_per_block
@@ -131,6 +137,12 @@ def check_flash(cfg) -> None:
     at_least(cfg, 0, "flush_metadata_pages")
     if cfg.page_bytes % 512:
         raise ValueError(f"page_bytes: must be a multiple of 512, got {cfg.page_bytes}")
+    if cfg.nand_page_bytes < 0 or cfg.nand_page_bytes % cfg.page_bytes:
+        raise ValueError(f"nand_page_bytes: must be 0 or a multiple of page_bytes "
+                         f"({cfg.page_bytes}), got {cfg.nand_page_bytes}")
+    if cfg.pages_per_block % cfg.units_per_nand_page:
+        raise ValueError(f"nand_page_bytes: {cfg.nand_page_bytes} must divide an erase block "
+                         f"({cfg.pages_per_block} x {cfg.page_bytes} bytes)")
     if cfg.die_allocation not in ("dynamic", "static"):
         raise ValueError(f"die_allocation: must be 'dynamic' or 'static', got {cfg.die_allocation!r}")
     if cfg.precondition not in _PRECONDITIONS:
@@ -158,7 +170,7 @@ def flash_state(cfg, rng: np.random.Generator | None) -> F.FTLState:
                      cfg.pages_per_block, cfg.gc_min_free_blocks, cfg.page_bytes,
                      cfg.gc_copyback, cfg.die_allocation == "dynamic",
                      (_us(cfg.read_us), _us(cfg.program_us), _us(cfg.erase_us)), slots,
-                     cfg.read_priority)
+                     cfg.units_per_nand_page, cfg.read_priority)
     if cfg.precondition != "fresh":
         rng = rng if rng is not None else np.random.default_rng(cfg.precondition_seed)
         F.precondition(ftl, cfg.precondition, rng,
@@ -193,6 +205,7 @@ class SSDConfig(FlashGeometry):
     dies_per_channel: int = 2
     page_bytes: int = 4096
     pages_per_block: int = 64
+    nand_page_bytes: int = 0                         # one sense = one 4 KB page
     read_us: float = 25.0                            # tR (SLC)
     program_us: float = 250.0                        # tPROG (SLC)
     erase_us: float = 1500.0                         # tBERS (SLC)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ssd_kernels import (_HDR, _I32, _I64, _N_ARR, BND_SLOTS, G_BPD, G_MINFREE, G_NDIE,
-                          G_PPB, IV_SLOTS, N_COUNTERS, rebuild)
+                          G_PPB, G_UPP, IV_SLOTS, N_COUNTERS, rebuild)
 
 
 class FTLState:
@@ -48,14 +48,14 @@ class FTLState:
     ``iv_e`` / ``iv_n`` (one row per channel plus the host link), the write buffer heap
     ``hk`` / ``hb`` / ``hs``, ``out`` for multi-valued results, and for read priority
     per die the end times of its booked operations ``bnd`` / ``bnd_n`` and of its last
-    queued read ``rd_end``, and per channel the end of its last booked non-read
-    transfer ``w_end``.
+    queued read ``rd_end`` and the NAND page it sensed ``rd_page``, and per channel the
+    end of its last booked non-read transfer ``w_end``.
     """
 
     def __init__(self, user_pages: int, n_dies: int, n_channels: int, blocks_per_die: int,
                  pages_per_block: int, gc_min_free: int, page_bytes: int, copyback: bool,
                  dynamic: bool, timings_ns: tuple[int, int, int], buffer_slots: int,
-                 read_priority: bool = False) -> None:
+                 units_per_nand_page: int = 1, read_priority: bool = False) -> None:
         nb = n_dies * blocks_per_die
         shapes32 = {"l2p": (user_pages,), "p2l": (nb * pages_per_block,), "valid": (nb,),
                     "bstate": (nb,), "erases": (nb,), "free_list": (n_dies, blocks_per_die),
@@ -65,8 +65,9 @@ class FTLState:
         shapes64 = {"counters": (N_COUNTERS,), "die_free": (n_dies,),
                     "iv_s": (n_channels + 1, IV_SLOTS), "iv_e": (n_channels + 1, IV_SLOTS),
                     "iv_n": (n_channels + 1,), "hk": (buffer_slots,), "hb": (buffer_slots,),
-                    "hs": (2,), "out": (4,), "misc": (4,), "bnd": (n_dies, BND_SLOTS),
-                    "bnd_n": (n_dies,), "rd_end": (n_dies,), "w_end": (n_channels,)}
+                    "hs": (2,), "out": (4,), "misc": (4,), "sensed": (n_dies,),
+                    "bnd": (n_dies, BND_SLOTS), "bnd_n": (n_dies,), "rd_end": (n_dies,),
+                    "rd_page": (n_dies,), "w_end": (n_channels,)}
         assert tuple(shapes32) == _I32 and tuple(shapes64) == _I64
         n32 = sum(int(np.prod(s)) for s in shapes32.values())
         hdr = _HDR + 2 * _N_ARR
@@ -75,7 +76,7 @@ class FTLState:
         self.i64 = np.zeros(n64, dtype=np.int64)
         self.i64[:_HDR] = [n_dies, n_channels, blocks_per_die, pages_per_block, gc_min_free,
                            page_bytes, int(copyback), int(dynamic), *timings_ns,
-                           int(read_priority)]
+                           units_per_nand_page, int(read_priority)]
         k = 0
         for buf, shapes, pos in ((self.i32, shapes32, 0), (self.i64, shapes64, hdr)):
             for name, shape in shapes.items():
@@ -86,7 +87,7 @@ class FTLState:
                 pos += size
                 k += 1
         self.g = self.i64[:_HDR]
-        for name in ("l2p", "p2l", "active", "head", "nxt", "prv"):
+        for name in ("l2p", "p2l", "active", "head", "nxt", "prv", "sensed", "rd_page"):
             getattr(self, name)[...] = -1
         # free stacks: the lowest block id is popped first
         self.free_list[...] = (np.arange(nb, dtype=np.int32)
@@ -99,6 +100,10 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     """Lay out a used drive whose LPNs below ``span_pages`` (default: all) were written:
     ``sequential`` (once, in order) or ``random`` (the steady state of uniform random
     page overwrites under greedy GC). LPNs from ``span_pages`` on stay unmapped.
+    Written in order, each NAND page's worth of consecutive LPNs (``units per NAND
+    page``) lies together on one die, the pages striped over the dies, as an FTL that
+    gathers a page in its buffer lays out sequential data (the simulated write path
+    does not: ``ssd_kernels.choose_die``).
 
     The random steady state is built directly, not by simulating a drive's worth of
     overwrites: in the fluid model of LRW/greedy cleaning under uniform random writes
@@ -126,8 +131,13 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     st.l2p[...] = -1
     used = np.zeros(ndie, dtype=np.int64)
     open_fill = np.full((ndie, 2), -1, dtype=np.int64)
+    upp = int(g[G_UPP])
+    page_die = (np.arange(user, dtype=np.int64) // upp) % ndie if upp > 1 else None
     for die in range(ndie):
-        lpns = np.arange(die, user, ndie, dtype=np.int32)
+        if mode == "sequential" and page_die is not None:
+            lpns = np.flatnonzero(page_die == die).astype(np.int32)
+        else:
+            lpns = np.arange(die, user, ndie, dtype=np.int32)
         u = lpns.shape[0]
         if u == 0:
             continue

@@ -16,12 +16,20 @@ Timing (integer ns, reserved in command arrival order):
   could start. A transfer that must wait for its busy die therefore does not block
   transfers to the channel's other dies in the meantime, as on a real channel.
 - A page read holds its die for tR, then the channel for the transfer out (the page
-  register stays busy until then). A page program needs the data in the controller,
-  the die idle, the channel for the transfer in, then holds the die for tPROG.
+  register stays busy until then). One sense (tR) reads a whole NAND page - the page
+  size times the planes read together, ``units per NAND page`` mapping units - into
+  the die's page registers; a read of another unit of that page, in the same command
+  or a later one, needs only its transfer out, until the next program or erase on the
+  die overwrites the registers. With one unit per NAND page (the default) every
+  unit read senses (re-reading the same unit is not served from the register).
+- A page program needs the data in the controller, the die idle, the channel for the
+  transfer in, then holds the die for tPROG.
   Sub-page writes to a mapped page first read the old page (read-modify-write).
 - Foreground GC runs on the die right after the program that triggered it: each copy
   is tR, a transfer out (ECC check in the controller), a transfer in and tPROG (or
-  tR + tPROG on the die alone with ``copyback``), then tBERS per erased block.
+  tR + tPROG on the die alone with ``copyback``), then tBERS per erased block. With
+  NAND pages of several units, one tR serves all the valid units of a victim's page
+  (the copies of a page cost one sense, then their transfers).
 - The write buffer: a page's bytes occupy it from the host transfer until its program
   ends (a min-heap of program end times in the int64 buffer). It never holds more
   than its capacity: a write larger than the buffer streams in as programs free room.
@@ -40,7 +48,9 @@ Timing (integer ns, reserved in command arrival order):
   (``_cut_in``); otherwise it takes the earliest gap as before. Pure reads and pure
   writes are booked exactly as without the flag.
 
-Deliberately not modelled: multi-plane and cache-program/cache-read modes, program
+Deliberately not modelled: multi-plane programs (``program_us`` is already the
+effective time per mapping unit), cache-program/cache-read modes (a sense does not
+overlap the previous page's transfer), read-ahead into controller DRAM, program
 and erase suspend (a read waits for the program, copy or erase in progress on its
 die), background GC.
 """
@@ -53,16 +63,17 @@ from numba import njit
 # header of the int64 buffer: geometry, flash timings (ns), then (offset, length) pairs
 G_NDIE, G_NCH, G_BPD, G_PPB, G_MINFREE, G_PAGE, G_COPYBACK, G_DYNAMIC = range(8)
 P_TR, P_TPROG, P_TBERS = 8, 9, 10
-G_READ_PRIO = 11
-_HDR = 12
+G_UPP = 11           # mapping units per NAND page (one sense reads them all)
+G_READ_PRIO = 12
+_HDR = 13
 # arrays in the int32 buffer, then in the int64 buffer (the tuple order of ``views``)
 _I32 = ("l2p", "p2l", "valid", "bstate", "erases", "free_list", "free_n", "active", "wptr",
         "head", "nxt", "prv", "dvalid")
 _I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc",
-        "bnd", "bnd_n", "rd_end", "w_end")
+        "sensed", "bnd", "bnd_n", "rd_end", "rd_page", "w_end")
 (S_HDR, S_L2P, S_P2L, S_VALID, S_BSTATE, S_ERASES, S_FREE_LIST, S_FREE_N, S_ACTIVE, S_WPTR,
  S_HEAD, S_NXT, S_PRV, S_DVALID, S_COUNTERS, S_DIE_FREE, S_IV_S, S_IV_E, S_IV_N, S_HK, S_HB,
- S_HS, S_OUT, S_MISC, S_BND, S_BND_N, S_RD_END, S_W_END) = range(28)
+ S_HS, S_OUT, S_MISC, S_SENSED, S_BND, S_BND_N, S_RD_END, S_RD_PAGE, S_W_END) = range(30)
 _N_ARR = len(_I32) + len(_I64)
 
 # counters
@@ -91,8 +102,9 @@ def views(i32, i64):
             i64[o[32]:o[32] + o[33]].reshape((nch + 1, IV_SLOTS)),
             i64[o[34]:o[34] + o[35]], i64[o[36]:o[36] + o[37]], i64[o[38]:o[38] + o[39]],
             i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]],
-            i64[o[46]:o[46] + o[47]].reshape((nd, BND_SLOTS)), i64[o[48]:o[48] + o[49]],
-            i64[o[50]:o[50] + o[51]], i64[o[52]:o[52] + o[53]])
+            i64[o[46]:o[46] + o[47]],
+            i64[o[48]:o[48] + o[49]].reshape((nd, BND_SLOTS)), i64[o[50]:o[50] + o[51]],
+            i64[o[52]:o[52] + o[53]], i64[o[54]:o[54] + o[55]], i64[o[56]:o[56] + o[57]])
 
 
 # -- FTL primitives ------------------------------------------------------------------------
@@ -174,9 +186,13 @@ def _append(st, die, lpn, stream):
 def _gc(st, die):
     """Greedy GC on one die until ``gc_min_free`` blocks are free.
 
-    Returns (pages copied, blocks erased)."""
+    Returns (pages copied, blocks erased). With NAND pages of several units it adds
+    the senses the copies need - one per NAND page holding a valid unit - to
+    ``misc[1]``."""
     g = st[S_HDR]
     ppb = g[G_PPB]
+    upp = g[G_UPP]
+    senses = 0
     head = st[S_HEAD]
     p2l = st[S_P2L]
     valid = st[S_VALID]
@@ -197,9 +213,13 @@ def _gc(st, die):
         _bucket_remove(head, st[S_NXT], st[S_PRV], die, vv, victim)
         bstate[victim] = 1            # being collected: not a bucket member any more
         base = victim * ppb
+        last = -1
         for i in range(ppb):
             lpn = p2l[base + i]
             if lpn >= 0:
+                if i // upp != last:
+                    senses += 1
+                    last = i // upp
                 p2l[base + i] = -1
                 valid[victim] -= 1
                 st[S_DVALID][die] -= 1
@@ -213,18 +233,31 @@ def _gc(st, die):
     c = st[S_COUNTERS]
     c[C_GC_PAGES] += copies
     c[C_ERASES] += erased
+    if upp > 1:
+        st[S_MISC][1] += senses
     return copies, erased
 
 
 @njit(cache=True)
 def choose_die(st, lpn, t):
-    """The die a host page write goes to: ``lpn % n_dies`` (static striping), or
-    (dynamic allocation) the die that can start it first, counting from a rotating
-    pointer on ties, among dies whose valid data leaves GC room to work."""
+    """The die a host page write goes to: ``(lpn // units_per_nand_page) % n_dies``
+    (static striping of NAND pages), or (dynamic allocation) the die that can start it
+    first, counting from a rotating pointer on ties, among dies whose valid data
+    leaves GC room to work.
+
+    Dynamic allocation places unit by unit: it does not gather a NAND page's worth of
+    consecutive units on one die, so data the host writes in order during a run is
+    not laid out in NAND pages (``precondition: sequential`` is). Sending the units
+    that continue a page to that page's die was tried: with ``program_us`` the
+    per-unit share of a page program and foreground GC run per unit, a page's
+    programs and their GC then queue on one die - E8 on the S4510 (a 16 KiB InnoDB
+    page is one NAND page) fell from 801 to 234 tps. A write path that programs a
+    gathered page in one operation is what that needs (not modelled)."""
     g = st[S_HDR]
     nd = g[G_NDIE]
+    upp = g[G_UPP]
     if g[G_DYNAMIC] == 0:
-        return lpn % nd
+        return (lpn // upp) % nd
     die_free = st[S_DIE_FREE]
     dvalid = st[S_DVALID]
     limit = (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
@@ -631,6 +664,8 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
     page = g[G_PAGE]
     blk_pages = g[G_PPB] * g[G_BPD]
     nch = g[G_NCH]
+    upp = g[G_UPP]
+    sensed = st[S_SENSED]
     first = np.int64(-1)
     last = t_start
     last_piece = np.int64(0)
@@ -648,7 +683,23 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
             die = ppn // blk_pages
             x = np.int64(piece / ch_bpns + 0.5)
             if g[G_READ_PRIO]:
-                s = _read_slot(st, die, t_start, now) + g[P_TR]
+                slot = _read_slot(st, die, t_start, now)
+                appended = slot >= die_free[die]
+                sense = g[P_TR]
+                if upp > 1:
+                    npg = ppn // upp
+                    # the register holds the page of the last operation before the slot:
+                    # the end of the booked queue's, or the read the slot follows
+                    if appended:
+                        hit = sensed[die] == npg
+                    else:
+                        hit = slot == st[S_RD_END][die] and st[S_RD_PAGE][die] == npg
+                    if hit:
+                        sense = np.int64(0)
+                    st[S_RD_PAGE][die] = npg
+                    if appended:
+                        sensed[die] = npg
+                s = slot + sense
                 ch = die % nch
                 w_end = st[S_W_END]
                 if w_end[ch] > s:       # programs / GC booked on the channel: cut in
@@ -656,10 +707,16 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
                     w_end[ch] += x
                 else:
                     ready = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
-                _read_insert(st, die, s - g[P_TR], ready, now)
+                _read_insert(st, die, slot, ready, now)
             else:
                 s = die_free[die] if die_free[die] > t_start else t_start
-                ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + g[P_TR], x, now) + x
+                if upp > 1 and sensed[die] == ppn // upp:
+                    sense = np.int64(0)         # its NAND page is in the die's register
+                else:
+                    sense = g[P_TR]
+                    if upp > 1:
+                        sensed[die] = ppn // upp
+                ready = _reserve(iv_s, iv_e, iv_n, die % nch, s + sense, x, now) + x
                 die_free[die] = ready
             counters[C_READ_PAGES] += 1
         if first < 0 or ready < first:
@@ -693,12 +750,21 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
         _w_book(st, od % nch, s)
         die_free[od] = s
         _book(st, od, s, now)
+        if g[G_UPP] > 1:
+            st[S_SENSED][od] = old // g[G_UPP]
         st[S_COUNTERS][C_RMW] += 1
     die = choose_die(st, lpn, s)
+    st[S_SENSED][die] = -1              # a program (and its GC) overwrites the register
     ch = die % nch
     if die_free[die] > s:
         s = die_free[die]
+    upp = g[G_UPP]
+    if upp > 1:
+        st[S_MISC][1] = 0
     _die, copies, erased = host_write_page(st, lpn, die)
+    # one sense per NAND page the copies come from (each copy its own with one unit
+    # per page)
+    senses = st[S_MISC][1] if upp > 1 else copies
     s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
     _w_book(st, ch, s)
     s += g[P_TPROG]
@@ -706,12 +772,13 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
     _book(st, die, s, now)
     if copies:                          # foreground GC right after this program
         if g[G_COPYBACK] != 0:
-            for _ in range(copies):
-                s += g[P_TR] + g[P_TPROG]
+            for k in range(copies):
+                s += (g[P_TR] if k < senses else 0) + g[P_TPROG]
                 _book(st, die, s, now)
         else:
-            for _ in range(copies):     # out to the controller (ECC) and back in
-                s = _reserve(iv_s, iv_e, iv_n, ch, s + g[P_TR], x, now) + x
+            for k in range(copies):     # out to the controller (ECC) and back in
+                sense = g[P_TR] if k < senses else 0
+                s = _reserve(iv_s, iv_e, iv_n, ch, s + sense, x, now) + x
                 s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
                 _w_book(st, ch, s)
                 s += g[P_TPROG]
@@ -763,6 +830,7 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
                 die = d
     x = np.int64(g[G_PAGE] / ch_bpns + 0.5)
     ch = die % g[G_NCH]
+    st[S_SENSED][die] = -1
     s = die_free[die] if die_free[die] > t_start else t_start
     for _ in range(n_pages):
         s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x
