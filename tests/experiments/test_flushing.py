@@ -3,8 +3,9 @@
 per-second series (detail table ``engine``), MySQL 5.5's native adaptive flushing
 lets the checkpoint age reach the async point, a user thread's preflush then writes
 thousands of pages at once, they fill the RAID controller's cache and the commits
-behind them wait - throughput dips, again and again; XtraDB's ``estimate`` and the
-5.6 page cleaner flush by checkpoint age and keep throughput in a band. The dips need
+behind them wait - throughput dips, again and again; XtraDB's ``estimate`` flushes by
+checkpoint age and keeps throughput in a band. (The 5.6 page cleaner does not, at this
+scale: README, E8 - its 30-loop averages outlast the 13 s log cycle.) The dips need
 a controller cache smaller than a storm: the unscaled 256 MB cache absorbs every
 storm of the 1/64 pool and no second dips. Each run costs ~20 s of one core."""
 import numpy as np
@@ -14,7 +15,7 @@ from tests.experiments.helpers import run_point
 
 pytestmark = pytest.mark.slow
 
-SCALE = "run.scale=0.0167"
+SCALE = "run.scale=0.0167"      # the experiment's meta.min_scale
 RATE = 800
 SETTLED_S = 15          # the cold pool's reads and the first climb of the age are over
 
@@ -37,7 +38,7 @@ def _dip_episodes(s: dict) -> list[float]:
     return [s["t_s"][i] for j, i in enumerate(low) if j == 0 or low[j - 1] != i - 1]
 
 
-def test_native_dips_repeat_at_the_async_point_estimate_and_page_cleaner_keep_a_band():
+def test_native_dips_repeat_at_the_async_point_estimate_keeps_a_band():
     native = _series("hdd_mysql55_native")
     dips = _dip_episodes(native)
     assert len(dips) >= 3, native["trx"]                      # repeated, not one
@@ -48,9 +49,9 @@ def test_native_dips_repeat_at_the_async_point_estimate_and_page_cleaner_keep_a_
         assert (native["checkpoint_age"][near]
                 >= 0.98 * native["max_modified_age_async"][near]).any(), t
     assert native["trx"].min() < 0.6 * RATE                   # a hard drop, not noise
-    for case in ("hdd_percona_estimate", "hdd_mysql56_page_cleaner"):
-        s = _series(case)
-        assert _dip_episodes(s) == [], (case, s["trx"])
+    estimate = _series("hdd_percona_estimate")
+    assert _dip_episodes(estimate) == [], estimate["trx"]
+    assert estimate["checkpoint_age"].max() > 0.9 * estimate["max_modified_age_async"].max()
 
 
 def test_the_dips_need_a_controller_cache_smaller_than_the_storm():
