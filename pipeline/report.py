@@ -147,6 +147,12 @@ STYLES: dict[str, Style] = {
         covers=("run.case", "engine.*", "device.*"), details=True,
         extra={"group": lambda r: {"hdd": "2 x 15k HDD, RAID 0", "ssd": "SATA SSD"}.get(
             str(r.get("run.case")).split("/")[0], "")}),
+    "bp_ratio": Style(
+        "series", "E8 buffer pool against data: tpcc 10 W (~0.95 GB), where the pages "
+        "written leave the pool (LRU list or flush list) per buffer pool size",
+        label=lambda r: f"pool {r.get('engine.innodb_buffer_pool_size')}",
+        covers=("engine.*",), details=True,
+        extra={"group": lambda r: "NVMe data, redo on a 4 x 15k RAID 10", "lru": True}),
     "dbt2_placement": Style(
         "bars", "E3 DBT-2 (100 warehouses, 20 connections, 2 GB pool): InnoDB file "
         "placement on HDD RAID 1 + BBWC, X25-E SSDs and tmpfs", metrics=(

@@ -1,9 +1,10 @@
 """Time-series panels of E8 (``flushing``): per run, the server's per-second ``engine``
 detail table (``models/engine/innodb/server/series.py``). One column of panels per
 group (``group``: the device, by default): throughput on top, the pages flushed per
-second (flush list + LRU + single-page) in the middle, the checkpoint age below as a
-share of ``max_checkpoint_age`` with the async (7/8) and sync (15/16) points drawn; one
-line per series (the flushing algorithm, by default)."""
+second (flush list + LRU + single-page) in the middle - with ``lru``, the share of
+them written from the LRU list (LRU batches + single-page flushes) dashed beside it -,
+the checkpoint age below as a share of ``max_checkpoint_age`` with the async (7/8) and
+sync (15/16) points drawn; one line per series (the flushing algorithm, by default)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,11 +24,13 @@ def _series(results_dir: str | Path, row: dict):
     return duckdb.connect().execute(
         "SELECT list(t_s ORDER BY t_s), list(trx ORDER BY t_s), list(flushed_list + "
         "flushed_lru + flushed_single ORDER BY t_s), list(checkpoint_age ORDER BY t_s), "
-        "max(max_checkpoint_age) FROM read_parquet($p)", {"p": str(p)}).fetchone()
+        "max(max_checkpoint_age), list(flushed_lru + flushed_single ORDER BY t_s) "
+        "FROM read_parquet($p)", {"p": str(p)}).fetchone()
 
 
 def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path | None,
-         series: Callable[[dict], str], group: Callable[[dict], str], notes=()) -> Path:
+         series: Callable[[dict], str], group: Callable[[dict], str], notes=(),
+         lru: bool = False) -> Path:
     import numpy as np
 
     if results_dir is None:
@@ -47,10 +50,13 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
     fig, axes = plt.subplots(3, ncol, figsize=(6.5 * ncol, 9.5), squeeze=False, sharex="col")
     for j, (g, lines) in enumerate(sorted(groups.items())):
         top, middle, bottom = axes[0][j], axes[1][j], axes[2][j]
-        for name, t, trx, flushed, age, m in lines:
+        for name, t, trx, flushed, age, m, from_lru in lines:
             t = np.asarray(t) / 60.0
             top.plot(t, trx, lw=1.0, label=name, color=colour[name])
             middle.plot(t, flushed, lw=0.8, label=name, color=colour[name])
+            if lru:
+                middle.plot(t, from_lru, lw=0.8, ls="--", color=colour[name],
+                            label=f"{name}: from the LRU list")
             bottom.plot(t, 100.0 * np.asarray(age) / m, lw=1.0, label=name, color=colour[name])
         for frac, txt in ((7 / 8, "async point"), (15 / 16, "sync point")):
             bottom.axhline(100 * frac, color="0.4", ls=":", lw=0.8)
@@ -58,7 +64,7 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
                         transform=bottom.get_yaxis_transform())
         top.set_title(g, fontsize=10)
         top.set_ylabel("transactions committed (trx/s)")
-        middle.set_ylabel("pages flushed (pages/s)")
+        middle.set_ylabel("pages flushed (pages/s)" + ("; dashed: LRU" if lru else ""))
         middle.set_ylim(bottom=0)
         bottom.set_ylabel("checkpoint age (% of max_checkpoint_age)")
         bottom.set_xlabel("simulated time (min)")

@@ -45,3 +45,35 @@ def test_runs_without_an_engine_table_are_an_error(tmp_path):
     with pytest.raises(ValueError, match="engine table"):
         report.draw("flushing", report.load_rows(tmp_path, "flushing"),
                     path=tmp_path / "f.png", results_dir=tmp_path)
+
+
+def test_bp_ratio_draws_the_lru_share_beside_each_pool(tmp_path, monkeypatch):
+    """experiment=bp_ratio: one line per pool size, the pages written from the LRU list
+    dashed beside the pages flushed; flushing's plot has no dashed lines."""
+    from pipeline.plots import series
+
+    drawn = []
+    real = series.save
+
+    def keep(fig, path):
+        drawn.append([ln.get_linestyle() for ax in fig.axes for ln in ax.get_lines()])
+        return real(fig, path)
+    monkeypatch.setattr(series, "save", keep)
+    for pool, lru in (("130M", 300), ("520M", 0)):
+        row = {"experiment": "bp_ratio", "config_hash": pool, "status": "ok",
+               "run.scale": 1.0, "engine.innodb_buffer_pool_size": pool}
+        engine = pa.table({"t_s": [1.0, 2.0], "trx": [400, 400], "flushed_list": [50, 50],
+                           "flushed_lru": [lru, lru], "flushed_single": [0, 0],
+                           "checkpoint_age": [10, 20], "max_checkpoint_age": [1000, 1000]})
+        write_run(tmp_path, "bp_ratio", pool, {"engine": engine, "summary": summary_table(row)})
+    out = tmp_path / "bp_ratio.png"
+    assert report.main(["--experiment", "bp_ratio", "--results", str(tmp_path),
+                        "--out", str(out)]) == 0
+    assert is_png(out)
+    assert report.style_for("bp_ratio").label({"engine.innodb_buffer_pool_size": "130M"}) \
+        == "pool 130M"
+    assert drawn[-1].count("--") == 2                   # one LRU line per pool
+    _write(tmp_path, "hdd/percona_estimate", [400] * 4, [500] * 4)
+    assert report.main(["--experiment", "flushing", "--results", str(tmp_path),
+                        "--out", str(tmp_path / "f.png")]) == 0
+    assert drawn[-1].count("--") == 0

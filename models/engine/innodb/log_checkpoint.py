@@ -14,11 +14,17 @@ the ``RedoLog`` of ``redo.py``.
 - **Free check** (``log_free_check`` -> ``log_check_margins`` ->
   ``log_checkpoint_margin``), called by a user thread before each change: if the
   modified age passes ``max_modified_age_sync`` the thread itself asks for a
-  flush-list batch of every page older than ``oldest + 2 x (age - sync point)`` (5.6;
-  5.1 / 5.5 already from the async point, 2 x (age - async point), synchronous past
-  the sync point) and waits for the batch to end, looping until the age is back
-  under the sync point - the stall users see (``Innodb_checkpoint_sync_waits`` and
-  their time; not MySQL counters). If the log since the last checkpoint passes
+  flush-list batch of every page older than ``oldest + 2 x (age - sync point)`` and
+  waits for the batch to end (or for another thread's batch, then asks again),
+  looping until the age is back under the sync point - the stall users see
+  (``Innodb_checkpoint_sync_waits`` and their time; not MySQL counters). 5.1 / 5.5
+  (``log_checkpoint_margin``) also preflush between the async and the sync point:
+  the thread runs a batch of every page older than ``oldest + (age - async point)``
+  itself - in those versions ``buf_flush_list`` writes the batch in the caller's
+  thread and ``buf_flush_buffered_writes`` waits for every write of it, so the
+  thread is held for the whole batch (``async_preflushes``) -; if another batch is
+  running it goes on without waiting. (5.6 leaves the async zone to the page
+  cleaner.) If the log since the last checkpoint passes
   ``max_checkpoint_age_async`` it writes a checkpoint (waits for one at
   ``max_checkpoint_age``).
 - **Checkpoint** (``log_checkpoint``): the log flushed up to the oldest modification,
@@ -114,18 +120,20 @@ class LogCheckpointer:
             oldest = self.oldest_lsn()
             age = redo.lsn - oldest
             sync = age > self.max_modified_age_sync
-            if self.version == "5.6":
-                advance = 2 * (age - self.max_modified_age_sync) if sync else 0
+            if sync:
+                advance = 2 * (age - self.max_modified_age_sync)
+            elif self.version != "5.6" and age > self.max_modified_age_async:
+                advance = age - self.max_modified_age_async
             else:
-                advance = (2 * (age - self.max_modified_age_async)
-                           if age > self.max_modified_age_async else 0)
+                advance = 0
             if advance:
                 if not sync:
-                    # 5.1 / 5.5 past the async point: start a batch, do not wait for it
-                    if self.flusher.list_batch_end is None:
+                    # 5.1 / 5.5 past the async point: this thread runs the batch itself
+                    # (buf_flush_list -> buf_flush_buffered_writes waits for its
+                    # writes); if another batch is running it goes on without waiting
+                    n = yield from self.flusher.flush_list_batch(1 << 30, oldest + advance)
+                    if n is not None:
                         self.async_preflushes += 1
-                        self.sim.spawn(self.flusher.flush_list_batch(1 << 30, oldest + advance),
-                                       "log_preflush_pool_modified_pages")
                     break
                 if t0 is None:
                     t0 = self.sim.now_ns

@@ -10,13 +10,14 @@ flush list and up to which LSN, and whether the thread sleeps before its next lo
   ``keep_average`` runs ten loops a second).
 - ``MasterThread``: the 1-second loop of ``srv_master_thread`` (5.1, 5.5, XtraDB):
   above ``innodb_max_dirty_pages_pct`` a flush-list batch of ``PCT_IO(100)`` whatever
-  the algorithm, else the algorithm's ``adaptive()``.
+  the algorithm, and no sleep before the next loop (``skip_sleep``: the batch "may
+  have taken even more than 1 second, and also, there may be more to flush"), else
+  the algorithm's ``adaptive()``.
 
 A policy reads the state (pool, flusher counters, log margins) and decides; the thread
 owns time, the batches and the checkpoint. Deliberately not modelled: the master
-thread's ``skip_sleep`` after a ``PCT_IO(100)`` batch in 5.1 / 5.5 (a policy that sets
-it is XtraDB's ``reflex``), its 10-second loop (purge, insert buffer), its background
-loop when the server is idle.
+thread's 10-second loop (purge, insert buffer), its background loop when the server
+is idle.
 """
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ class MasterThread(FlushPolicy):
         self.sleep_ns = SECOND_NS
         if self.pool.dirty_pct() > self.cfg.innodb_max_dirty_pages_pct:
             self.above_dirty_limit()
+            self.skip_sleep = True          # "there may be more to flush" (srv0srv.c)
             return Batch(self.pct_io(100))
         return self.adaptive()
 

@@ -1,6 +1,7 @@
-"""Flushing mechanisms: neighbours in the extent, the background flush rate of each
-version (5.1 master thread 100 pages/s, 5.5 innodb_io_capacity above the dirty limit,
-5.6 page cleaner flushing PCT_IO(100) when idle), 5.6 adaptive flushing's pct_for_lsn."""
+"""Flushing mechanisms: neighbours in the extent, the background flush batches of each
+version (5.1 master thread 100 pages, 5.5 innodb_io_capacity above the dirty limit, back
+to back; 5.6 page cleaner flushing PCT_IO(100) a second when idle), 5.6 adaptive
+flushing's pct_for_lsn."""
 import math
 
 import pytest
@@ -35,6 +36,7 @@ def test_flush_neighbors_contiguous_or_whole_area(neighbors, expected):
 
 
 def _background(version, seconds=3.5, **kw):
+    """The flusher after ``seconds`` of an idle server with 1,200 dirty leaves."""
     sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
                             innodb_buffer_pool_size="32M", version=version,
                             commit_protocol="mysql51_builtin" if version != "5.6"
@@ -45,22 +47,29 @@ def _background(version, seconds=3.5, **kw):
     srv.start()
     sim.run(until_ns=int(seconds * 1e9) + 1000)
     srv.stop()
-    return srv.flusher.flushed_list
+    return srv.flusher
 
 
 def test_background_flush_rate_per_version():
-    # three seconds; a batch may overshoot by the neighbours of its last page (before
-    # 5.6 the whole 64-page area)
-    # above innodb_max_dirty_pages_pct: 5.1 flushes 100 pages a second (no io_capacity)
-    assert 300 <= _background("5.1", innodb_max_dirty_pages_pct=0) < 3 * (100 + 64)
-    # 5.5: PCT_IO(100) = innodb_io_capacity
-    assert 600 <= _background("5.5", innodb_max_dirty_pages_pct=0, innodb_io_capacity=200) \
-        < 3 * (200 + 64)
+    # three and a half seconds; a batch may overshoot by the neighbours of its last page
+    # (before 5.6 the whole 64-page area)
+    # above innodb_max_dirty_pages_pct: 5.1 flushes 100 pages a batch (no io_capacity),
+    # and the master thread does not sleep after such a batch (skip_sleep): the batches
+    # follow each other until the 1,200 pages are written, far more than one a second
+    fl = _background("5.1", innodb_max_dirty_pages_pct=0)
+    assert fl.flushed_list == 1200 and fl.list_batches >= 8
+    assert fl.flushed_list / fl.list_batches < 100 + 64
+    # 5.5: PCT_IO(100) = innodb_io_capacity per batch, back to back as well
+    fl = _background("5.5", innodb_max_dirty_pages_pct=0, innodb_io_capacity=200)
+    assert fl.flushed_list == 1200 and fl.list_batches >= 4
+    assert fl.flushed_list / fl.list_batches < 200 + 64
     # below the limit, adaptive off: 5.5 leaves the pages dirty
-    assert _background("5.5", innodb_max_dirty_pages_pct=90, innodb_adaptive_flushing=False) == 0
-    # 5.6: an idle server's page cleaner flushes PCT_IO(100) whatever the dirty share
-    assert 600 <= _background("5.6", innodb_max_dirty_pages_pct=90, innodb_io_capacity=200) \
-        < 3 * (200 + 64)
+    assert _background("5.5", innodb_max_dirty_pages_pct=90,
+                       innodb_adaptive_flushing=False).flushed_list == 0
+    # 5.6: an idle server's page cleaner flushes PCT_IO(100) whatever the dirty share,
+    # and sleeps between its loops: one batch a second
+    fl = _background("5.6", innodb_max_dirty_pages_pct=90, innodb_io_capacity=200)
+    assert 600 <= fl.flushed_list < 3 * (200 + 64) and fl.list_batches == 3
 
 
 def test_pct_for_lsn_is_af_get_pct_for_lsn():
@@ -75,3 +84,52 @@ def test_pct_for_lsn_is_af_get_pct_for_lsn():
     sim, srv, fs, q = build(innodb_adaptive_flushing=False)
     assert srv.cleaner.policy.pct_for_lsn(srv.ckpt.max_modified_age_async // 2) == 0
     assert srv.cleaner.policy.pct_for_lsn(srv.ckpt.max_modified_age_async) > 0
+
+
+def _free_check_past_async(version, busy=False):
+    """A user thread's ``log_free_check`` with the checkpoint age between the async and
+    the sync point (200 dirty leaves, ages spread from just past the async point down to
+    half of it); ``busy``: another flush-list batch is running. Returns the simulated
+    ns the thread spent, the pages flushed and the preflush count."""
+    sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
+                            innodb_buffer_pool_size="32M", innodb_log_file_size="4M",
+                            version=version, ram_MBps=20.0,
+                            commit_protocol="mysql51_builtin" if version != "5.6"
+                            else "mysql56_binlog_group_commit")
+    srv.files.open()
+    srv.preload()
+    ck = srv.ckpt
+    srv.redo.lsn += 4 * ck.max_checkpoint_age
+    ck.last_checkpoint_lsn = srv.redo.lsn                     # no checkpoint due
+    a = ck.max_modified_age_async
+    past = (ck.max_modified_age_sync - a) // 2                 # half-way to the sync point
+    leaves = (list(srv.pool.old) + list(srv.pool.young))[:200]
+    for i, p in enumerate(leaves):                             # oldest first
+        srv.pool.modify(p, srv.redo.lsn - (a + past) + i * (a // 2) // 200)
+    box = {}
+    if busy:
+        from models.sim import Event
+        srv.flusher.list_batch_end = Event(sim)
+
+    def user():
+        t0 = sim.now_ns
+        yield from ck.free_check()
+        box["ns"] = sim.now_ns - t0
+    sim.spawn(user())
+    sim.run(until_ns=10**10)
+    return box["ns"], srv.flusher.flushed_list, ck.async_preflushes, ck.sync_waits
+
+
+def test_55_user_thread_runs_the_async_preflush_itself_56_leaves_it_to_the_cleaner():
+    # 5.5 (log_checkpoint_margin): past the async point the thread flushes every page
+    # older than oldest + (age - async point) itself and is held until its writes end
+    ns, flushed, pre, waits = _free_check_past_async("5.5")
+    assert pre == 1 and waits == 0
+    assert 0 < flushed < 200                       # not the whole flush list
+    assert ns > 1_000_000                          # held for the batch's writes (> 1 ms)
+    # another batch running: the thread goes on at once (not urgent)
+    ns, flushed, pre, waits = _free_check_past_async("5.5", busy=True)
+    assert (ns, flushed, pre) == (0, 0, 0)
+    # 5.6: below the sync point a user thread flushes nothing and does not wait
+    ns, flushed, pre, waits = _free_check_past_async("5.6")
+    assert (ns, flushed, pre, waits) == (0, 0, 0, 0)
