@@ -23,6 +23,10 @@ BAD = [
      "the log files are too small"),
     ("engine.innodb_data_file_path=ibdata1", "engine.innodb_data_file_path",
      "expected name:size[:autoextend]"),
+    ("engine.innodb_autoextend_increment=0", "engine.innodb_autoextend_increment",
+     "must be in 1..1000"),
+    ("engine.innodb_autoextend_increment=2000", "engine.innodb_autoextend_increment",
+     "must be in 1..1000"),
 ]
 
 

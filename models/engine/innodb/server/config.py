@@ -35,6 +35,10 @@ row of a filesort / DISTINCT), ``row_update_cycles`` (8,000: the in-place update
 redo), ``row_insert_cycles`` (10,000), ``row_delete_cycles`` (8,000),
 ``lock_rec_cycles`` of ``CommitConfig`` per row lock.
 
+``innodb_autoextend_increment`` (MB, 1..1000): what ibdata1 grows by when full; unset, the
+version's default (8 in 5.1 / 5.5, 64 in 5.6). The .ibd files grow by MySQL's fixed rule
+(``autoextend.py``).
+
 ``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
 write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
 a purge that keeps up.
@@ -88,6 +92,7 @@ class InnoDBServerConfig(CommitConfig):
     innodb_write_io_threads: int = 4
     innodb_file_per_table: bool = True
     innodb_data_file_path: str = "ibdata1:12M:autoextend"
+    innodb_autoextend_increment: int | None = None    # MB; None: the version's default
     innodb_thread_concurrency: int = 0
     undo_ring_pages: int = 512
     # CPU per operation, cycles (module docstring)
@@ -134,6 +139,10 @@ class InnoDBServerConfig(CommitConfig):
             if not 1 <= getattr(self, key) <= 64:
                 raise ValueError(f"{key}: must be in 1..64, got {getattr(self, key)}")
         at_least(self, 64, "undo_ring_pages")
+        if (self.innodb_autoextend_increment is not None
+                and not 1 <= self.innodb_autoextend_increment <= 1000):
+            raise ValueError("innodb_autoextend_increment: must be in 1..1000 (MB), got "
+                             f"{self.innodb_autoextend_increment}")
         self.data_file()
 
     def _check_percona(self) -> None:
@@ -169,6 +178,14 @@ class InnoDBServerConfig(CommitConfig):
         if self.version == "5.6" or not self.innodb_flush_neighbors:
             return self.innodb_flush_neighbors
         return 2
+
+    @property
+    def autoextend_increment_mb(self) -> int:
+        """``innodb_autoextend_increment``: ibdata1 grows by this many MB (the default
+        8 in 5.1 / 5.5, 64 in 5.6; ``autoextend.py``)."""
+        if self.innodb_autoextend_increment is not None:
+            return self.innodb_autoextend_increment
+        return 64 if self.generation == "5.6" else 8
 
     @property
     def pool_bytes(self) -> int:

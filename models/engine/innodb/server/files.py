@@ -12,9 +12,10 @@
   page cache), every other method buffered; ``fsync`` follows data writes except with
   ``nosync`` (the flusher's choice, ``Flusher.data_fsync``).
 
-A page id is ``space << 32 | page_no``. Deliberately not modelled: growth by
-``innodb_autoextend_increment`` / the 4 MB .ibd extension steps (a write past the end
-allocates just what it writes), several ibdata files, raw partitions.
+A page id is ``space << 32 | page_no``. Growth (``innodb_autoextend_increment``, the
+.ibd steps): ``autoextend.py`` - the thread that allocates a page past a file's free
+limit writes the extension's zeros and fsyncs first. Deliberately not modelled: several
+ibdata files, raw partitions.
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   lookup per row; each page is a read request (a miss reads it, taking a free frame,
   possibly flushing a page first). ``page_access_cycles`` per page, ``row_read_cycles``
   per row, ``sort_row_cycles`` per row of an ORDER BY / DISTINCT range.
+- An insert past a table's loaded rows allocates a new leaf at the end of its file
+  (``layout``); when the page lies past the file's free limit, the thread extends the
+  file first (``autoextend``: zeros written, fsync) - other allocators wait.
 - A change X-locks its row (``locks``; waits, deadlocks: the victim is rolled back
   and retried), dirties the clustered leaf - and the secondary leaves an index change
   touches: ``update_index`` moves an entry (delete-mark at ``k``, insert at ``k+1``),
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 from ....sim import Semaphore
 from ..btree import PAGE_USABLE_BYTES
+from ..tablespace import PAGE_SIZE
 from ..commit_base import Statement, Trx
 from ..log_checkpoint import LogCheckpointer
 from ..ops import PRIMARY, TableDef, Transaction
@@ -48,6 +52,7 @@ from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
 from ..buffer.pool import WritePool
 from .append import RightEndInserts
+from .autoextend import Autoextend
 from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
@@ -86,6 +91,9 @@ class InnoDBServer:
         self.commit_path = commit_path
         self.redo = commit_path.redo
         self.files = DataFiles(cfg, fs_system, fs_tablespace)
+        self.autoextend = Autoextend(sim, self.files,
+                                     cfg.autoextend_increment_mb * 2**20 // PAGE_SIZE,
+                                     cfg.data_fsync)
         self.pool = WritePool(sim, cfg.pool_pages, cfg.innodb_old_blocks_pct,
                               cfg.innodb_old_blocks_time, self._read)
         self.dblwr = Doublewrite(self.files, cfg.generation) if cfg.innodb_doublewrite else None
@@ -336,6 +344,7 @@ class InnoDBServer:
             page = tbl.grow(pk)                 # a new leaf at the right end
             if page is not None:
                 self.fresh.add(page)
+                yield from self.autoextend.allocate(page)     # the file may grow first
         path = tbl.primary_path(pk)
         pages = list(path)
         changed = [path[-1]]
@@ -439,6 +448,7 @@ class InnoDBServer:
             "Innodb_rows_deleted": self.rows_deleted,
             "Com_commit": self.trx_committed,
             "Com_rollback": self.trx_rollbacks,
+            **self.autoextend.stats(),                                     # *
         }
 
     def stats(self) -> dict:
