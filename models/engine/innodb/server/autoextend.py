@@ -100,8 +100,7 @@ class Autoextend:
         home = 0 if f is files.files.get(0) else space
         st = self.growth.get(home)
         if st is None:
-            st = self.growth[home] = FileGrowth(home, home == 0,
-                                                -(-f.size_bytes // PAGE_SIZE))
+            st = self.growth[home] = FileGrowth(home, home == 0, files.created_pages[home])
         return st, files.base[space] + (page & PAGE_MASK)
 
     def allocate(self, page: int):

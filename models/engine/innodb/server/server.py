@@ -18,7 +18,9 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
 - A change X-locks its row (``locks``; waits, deadlocks: the victim is rolled back
   and retried), dirties the clustered leaf - and the secondary leaves an index change
   touches: ``update_index`` moves an entry (delete-mark at ``k``, insert at ``k+1``),
-  ``insert`` / ``delete`` change one entry of every secondary index -, writes an undo
+  ``insert`` / ``delete`` change one entry of every secondary index; a non-unique
+  secondary leaf that is not in the pool is not read: the change buffer (``ibuf``)
+  records the change, merged when the leaf is read -, writes an undo
   record into the current undo page of ibdata1 (a new page every ~16 KB of undo,
   reused round a ring of ``undo_ring_pages``: purge is assumed to keep up), and
   appends its redo records (``REDO_BYTES`` + the undo record's) under
@@ -35,8 +37,7 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   page work; its redo is not written), ``Com_rollback`` counts it.
 
 Status (``status()``): SHOW GLOBAL STATUS names; ``stats()`` the same for the metric
-columns. Deliberately not modelled: the change buffer (secondary leaves are read when
-changed), purge as work, the adaptive hash index, foreign keys, statement rollback
+columns. Deliberately not modelled: purge as work, the adaptive hash index, foreign keys, statement rollback
 other than a deadlock victim's, MVCC read views (consistent reads cost nothing extra).
 """
 from __future__ import annotations
@@ -53,6 +54,7 @@ from ..buffer.flush import Flusher
 from ..buffer.pool import WritePool
 from .append import RightEndInserts
 from .autoextend import Autoextend
+from .ibuf import ChangeBuffer
 from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
@@ -97,6 +99,8 @@ class InnoDBServer:
         self.pool = WritePool(sim, cfg.pool_pages, cfg.innodb_old_blocks_pct,
                               cfg.innodb_old_blocks_time, self._read)
         self.dblwr = Doublewrite(self.files, cfg.generation) if cfg.innodb_doublewrite else None
+        self.ibuf = ChangeBuffer(self)
+        self.pool.ibuf = self.ibuf if self.ibuf.ops else None
         self.flusher = Flusher(sim, self.pool, self.files, self.redo, self.dblwr,
                                cfg.flush_neighbors, cfg.generation,
                                cfg.innodb_write_io_threads, cfg.data_fsync)
@@ -176,11 +180,13 @@ class InnoDBServer:
         self.started = True
         self.commit_path.start()
         self.cleaner.start()
+        self.ibuf.start()
         self.series.start()
 
     def stop(self) -> None:
         self.commit_path.stop()
         self.cleaner.stop()
+        self.ibuf.stop()
         self.series.stop()
 
     def _read(self, page: int):
@@ -348,18 +354,25 @@ class InnoDBServer:
         path = tbl.primary_path(pk)
         pages = list(path)
         changed = [path[-1]]
+        buffered = []           # (leaf, op, entry bytes): changes the change buffer takes
         if kind != "update_non_index":
             k = tbl.sec_value(pk)
-            for name in tbl.tdef.secondary:
+            tdef, ibuf, resident = tbl.tdef, self.ibuf, pool.resident
+            op1 = "insert" if kind == "insert" else "delete_mark"
+            for name in tdef.secondary:
                 sec = tbl.indexes[name]
                 sp = sec.path(k - 1)
-                pages += sp
-                changed.append(sp[-1])
+                pages += sp[:-1]
                 if kind == "update_index":          # the entry moves from k to k + 1
-                    leaf2 = sec.path(k)[-1]
-                    if leaf2 != sp[-1]:
-                        pages.append(leaf2)
-                        changed.append(leaf2)
+                    sops = ((sp[-1], "delete_mark"), (sec.path(k)[-1], "insert"))
+                else:
+                    sops = ((sp[-1], op1),)
+                for leaf, sop in sops:
+                    if ibuf.ops and not resident(leaf) and ibuf.wants(sop, tdef, name):
+                        buffered.append((leaf, sop, ibuf.entry_bytes(tdef)))
+                    elif pages[-1] != leaf:
+                        pages.append(leaf)
+                        changed.append(leaf)
         i = self._hits(pages)
         if i < len(pages):
             yield from self._touch(pages[i:])
@@ -369,8 +382,10 @@ class InnoDBServer:
         if t.ctrx.undo is False:                    # trx_undo_assign_undo
             yield from latches._section(latches.rseg_mutex, cfg.undo_assign_cycles)
             t.ctrx.undo = True
-        yield from cpu.run(cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + cfg.lock_rec_cycles
-                           + cfg.undo_record_cycles + self._row_cycles[kind])
+        yield from cpu.run(cfg.stmt_cycles + (len(pages) + 2 * len(buffered)) * cfg.page_access_cycles
+                           + cfg.lock_rec_cycles + cfg.undo_record_cycles + self._row_cycles[kind])
+        if buffered:
+            yield from self._buffer(buffered, changed)
         io_fixed, resident = pool.io_fixed, pool.resident
         if any(p in io_fixed or not resident(p) for p in changed):
             yield from self._fix(changed)
@@ -384,6 +399,22 @@ class InnoDBServer:
             self.rows_deleted += 1
         else:
             self.rows_updated += 1
+
+    def _buffer(self, buffered, changed):
+        """Generator: ``ibuf_insert`` of each buffered change - its ibuf page and the
+        bitmap page join ``changed``; a leaf read into the pool meanwhile takes the change
+        itself."""
+        ibuf, pool = self.ibuf, self.pool
+        for leaf, op, nbytes in buffered:
+            if pool.resident(leaf):
+                if leaf not in changed:
+                    changed.append(leaf)
+                continue
+            yield from ibuf.grow(nbytes)
+            ibuf.add(leaf, op, nbytes)
+            for p in (ibuf.ibuf_page(leaf), ibuf.bitmap_page(leaf)):
+                if p not in changed:
+                    changed.append(p)
 
     def _stmt(self, n_sec: int) -> Statement:
         s = self._stmts.get(n_sec)
@@ -449,6 +480,7 @@ class InnoDBServer:
             "Com_commit": self.trx_committed,
             "Com_rollback": self.trx_rollbacks,
             **self.autoextend.stats(),                                     # *
+            **self.ibuf.stats(),
         }
 
     def stats(self) -> dict:
