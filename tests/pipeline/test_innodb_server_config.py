@@ -27,6 +27,10 @@ BAD = [
      "must be in 1..1000"),
     ("engine.innodb_autoextend_increment=2000", "engine.innodb_autoextend_increment",
      "must be in 1..1000"),
+    ("engine.innodb_change_buffering=most", "engine.innodb_change_buffering",
+     "must be one of none, inserts, deletes"),
+    ("engine.innodb_change_buffer_max_size=51", "engine.innodb_change_buffer_max_size",
+     "must be in 0..50"),
 ]
 
 
