@@ -154,6 +154,23 @@ class ChangeBuffer:
             yield from srv.autoextend.allocate(page)
             yield from srv._touch((page,))
 
+    def insert(self, buffered, changed):
+        """Generator: ``ibuf_insert`` of each change of ``buffered`` (``(leaf, op, entry
+        bytes)``, chosen by ``InnoDBServer._change`` before its pages were fetched): its
+        ibuf page and the bitmap page join ``changed``; a leaf read into the pool
+        meanwhile takes the change itself."""
+        pool = self.server.pool
+        for leaf, op, nbytes in buffered:
+            if pool.resident(leaf):
+                if leaf not in changed:
+                    changed.append(leaf)
+                continue
+            yield from self.grow(nbytes)
+            self.add(leaf, op, nbytes)
+            for p in (self.ibuf_page(leaf), self.bitmap_page(leaf)):
+                if p not in changed:
+                    changed.append(p)
+
     def add(self, leaf: int, op: str, nbytes: int) -> None:
         """Record the change ``op`` for ``leaf`` (its pages were fixed by the caller)."""
         e = self.pending.get(leaf)

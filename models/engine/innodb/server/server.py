@@ -385,7 +385,7 @@ class InnoDBServer:
         yield from cpu.run(cfg.stmt_cycles + (len(pages) + 2 * len(buffered)) * cfg.page_access_cycles
                            + cfg.lock_rec_cycles + cfg.undo_record_cycles + self._row_cycles[kind])
         if buffered:
-            yield from self._buffer(buffered, changed)
+            yield from self.ibuf.insert(buffered, changed)
         io_fixed, resident = pool.io_fixed, pool.resident
         if any(p in io_fixed or not resident(p) for p in changed):
             yield from self._fix(changed)
@@ -399,22 +399,6 @@ class InnoDBServer:
             self.rows_deleted += 1
         else:
             self.rows_updated += 1
-
-    def _buffer(self, buffered, changed):
-        """Generator: ``ibuf_insert`` of each buffered change - its ibuf page and the
-        bitmap page join ``changed``; a leaf read into the pool meanwhile takes the change
-        itself."""
-        ibuf, pool = self.ibuf, self.pool
-        for leaf, op, nbytes in buffered:
-            if pool.resident(leaf):
-                if leaf not in changed:
-                    changed.append(leaf)
-                continue
-            yield from ibuf.grow(nbytes)
-            ibuf.add(leaf, op, nbytes)
-            for p in (ibuf.ibuf_page(leaf), ibuf.bitmap_page(leaf)):
-                if p not in changed:
-                    changed.append(p)
 
     def _stmt(self, n_sec: int) -> Statement:
         s = self._stmts.get(n_sec)
