@@ -29,9 +29,10 @@ KNOWN_MISSES = frozenset({
     "E5.hdd.nr100000.wrqm_s",
     # E3 at run.scale 0.02 (12 s from a warm, clean pool): all HDD 1.5x the NOTPM, the
     # RAID 1 reads 4x the published r/s (1.2 ms per random 16 KB read per disk: SPTF over
-    # a short-stroked 8.7 GB), fewer and smaller writes (no steady-state flushing yet)
+    # a short-stroked 8.7 GB), fewer writes (no steady-state flushing yet); their size is
+    # within tolerance since the growing tables' files are extended with 1 MB zero writes
+    # (server/autoextend.py: 31.2 -> 35.1 sectors, published 46.1)
     "E3.notpm.all_hdd", "E3.iostat.all_hdd.r_s", "E3.iostat.all_hdd.w_s",
-    "E3.iostat.all_hdd.avgrq_sz",
     # all SSD 2.7x the NOTPM: the X25-E (sequential precondition) serves 5x the
     # published IOPS, the pool misses 1.8x as often per transaction
     "E3.notpm.all_ssd", "E3.iostat.all_ssd.r_s", "E3.iostat.all_ssd.w_s",

@@ -23,6 +23,14 @@ BAD = [
      "the log files are too small"),
     ("engine.innodb_data_file_path=ibdata1", "engine.innodb_data_file_path",
      "expected name:size[:autoextend]"),
+    ("engine.innodb_autoextend_increment=0", "engine.innodb_autoextend_increment",
+     "must be in 1..1000"),
+    ("engine.innodb_autoextend_increment=2000", "engine.innodb_autoextend_increment",
+     "must be in 1..1000"),
+    ("engine.innodb_change_buffering=most", "engine.innodb_change_buffering",
+     "must be one of none, inserts, deletes"),
+    ("engine.innodb_change_buffer_max_size=51", "engine.innodb_change_buffer_max_size",
+     "must be in 0..50"),
 ]
 
 

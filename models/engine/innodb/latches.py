@@ -141,8 +141,10 @@ class InnoDBLatches:
         self.kernel_mutex.release()
 
     # -- the row change ----------------------------------------------------------------
-    def row_insert(self, trx, stmt):
-        """``row_ins_step`` of one row into the clustered index (the only index)."""
+    def row_insert(self, trx, stmt, on_split=None):
+        """``row_ins_step`` of one row into the clustered index (the only index).
+        ``on_split``: a generator function run when the insert splits the leaf, with
+        ``index->lock`` X and the leaf latched (``btr_page_alloc`` of the new page)."""
         cfg, cpu = self.cfg, self.cpu
         if stmt.clustered_key == "row_id":                    # row_ins_alloc_row_id_step
             yield from self._enter(self.dict_sys_mutex)
@@ -176,6 +178,8 @@ class InnoDBLatches:
         redo = stmt.redo_bytes - stmt.undo_redo_bytes
         if split:
             yield from cpu.run(cfg.page_split_cycles)
+            if on_split is not None:
+                yield from on_split()
             self.leaf_splits += 1
             self.leaf_used = need                          # the new page holds the record
             redo += PAGE_SPLIT_REDO_BYTES

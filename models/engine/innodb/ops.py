@@ -53,7 +53,9 @@ class TableDef:
     ``DB_ROW_ID`` from the server-wide counter) or ``auto_increment`` (an AUTO_INCREMENT
     column); with the last two every insert goes to the right-most leaf. ``groups`` > 1:
     the key is (group, sequence) - TPC-C's ORDERS by district - and each group grows
-    at its own right end (``key`` / ``group_seq``; ``server/layout.py``)."""
+    at its own right end (``key`` / ``group_seq``; ``server/layout.py``). ``unique``: the
+    secondary indexes declared UNIQUE (the others are non-unique: the change buffer may
+    buffer their changes)."""
     name: str
     rows: int
     row_bytes: int
@@ -61,11 +63,16 @@ class TableDef:
     key_bytes: int = 4
     clustered_key: str = "primary"
     groups: int = 1
+    unique: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.clustered_key not in CLUSTERED_KEYS:
             raise ValueError(f"TableDef.clustered_key: {self.clustered_key!r} is not one of "
                              f"{', '.join(CLUSTERED_KEYS)}")
+        for name in self.unique:
+            if name not in self.secondary:
+                raise ValueError(f"TableDef {self.name}: unique index {name!r} is not one of "
+                                 f"its secondary indexes {self.secondary}")
         if self.groups < 1 or self.rows % self.groups:
             raise ValueError(f"TableDef {self.name}: rows ({self.rows}) must be a multiple "
                              f"of groups ({self.groups})")

@@ -4,7 +4,8 @@ Same call names as ``models.fs``: ``create(name, size_bytes, preallocate)``, ``p
 offset, size, direct=False, sync=0) -> Event``, ``pread(f, offset, size) -> Event`` (a read
 of the device, as O_DIRECT: nothing is cached) (``sync``: O_DSYNC / O_SYNC - the write, then
 what ``fsync`` does, before the event fires), ``fsync(f)`` / ``fdatasync(f) -> Event``.
-Each file is a contiguous extent of the block device. Buffered writes only dirty 4 KB pages and
+Each file is a contiguous extent of the block device (its size rounded up to 1 MB: a
+write past the end grows the file within it). Buffered writes only dirty 4 KB pages and
 return after ``write_ns``; ``fsync`` writes the dirty pages (contiguous runs merged
 into one bio), waits for them and for any writes of the file already in flight, then
 sends one FLUSH (``barrier=True``) and returns. O_DIRECT writes go to the device and
@@ -43,13 +44,15 @@ class FakeFS:
     def create(self, name, size_bytes=None, preallocate="none"):
         size = size_bytes if size_bytes else self.grow_bytes
         f = FakeFile(self, name, self.next_base, size)
-        self.next_base += -(-size // (1 << 20)) * (1 << 20)
+        f.span = -(-size // (1 << 20)) * (1 << 20)     # a write past the end may grow into it
+        self.next_base += f.span
         self.files[name] = f
         return f
 
     # -- calls ---------------------------------------------------------------------
     def pwrite(self, f, offset, size, direct=False, sync=0):
-        assert offset + size <= f.size, (f.name, offset, size, f.size)
+        assert offset + size <= f.span, (f.name, offset, size, f.span)
+        f.size = max(f.size, offset + size)
         self.calls.append((self.sim.now_ns, "pwrite", f.name, offset, size, direct))
         if sync:          # O_DSYNC / O_SYNC: the write, then what fsync does
             return self.sim.spawn(self._sync_write(f, offset, size, direct))

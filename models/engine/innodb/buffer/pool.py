@@ -49,6 +49,7 @@ class WritePool(MidpointLRU):
         super().__init__(sim, capacity, old_blocks_pct, old_blocks_time_ms)
         self.read = read
         self.flusher = None
+        self.ibuf = None                     # the change buffer: merges on read completion
         self.free = capacity                 # free list length
         self.flush_list: dict[int, int] = {}  # page -> oldest_modification, oldest first
         self.newest: dict[int, int] = {}      # page -> newest_modification
@@ -143,6 +144,9 @@ class WritePool(MidpointLRU):
         del self.reading[page]
         self._insert(page)
         self.access(page)
+        ibuf = self.ibuf
+        if ibuf is not None and page in ibuf.pending:
+            yield from ibuf.merge(page)     # at the read's completion, before the waiters
         ev.succeed()
 
     def create(self, page: int):

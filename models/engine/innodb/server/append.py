@@ -11,7 +11,9 @@ the split, and the mini-transaction commit). The statement, on one core: the ser
 transaction start and the table's IX lock under ``kernel_mutex`` (``trx_start``,
 ``lock_table_ix``), then ``row_insert``. Pages, through the buffer pool: the right-most
 leaf is fixed before the insert; when ``row_insert`` splits it, the new leaf is created
-at the end of the file (``TableLayout.new_leaf``, ``buf_page_create``: no read). The
+at the end of the file (``TableLayout.new_leaf``, ``buf_page_create``: no read), inside
+the split (``index->lock`` X held): a file extension it needs (``autoextend``) stalls
+every inserter. The
 leaf and the undo page are dirtied at the LSN the insert's redo reached.
 
 Record sizes (compact format): the record is ``row_bytes`` + the 5-byte header + the
@@ -56,6 +58,16 @@ class RightEndInserts:
         self.leaf: dict[str, int] = {}           # table -> page id of its right-most leaf
         self._stmts: dict[tuple[str, int], Statement] = {}
 
+    def _split(self, tbl):
+        """Generator: ``btr_page_split_and_insert``'s new leaf, allocated at the end of
+        the file (``btr_page_alloc``; the file may have to grow first: ``autoextend``)."""
+        srv = self.server
+        prim = tbl.primary
+        leaf = tbl.new_leaf("PRIMARY", prim.n_leaves + len(prim.extra))
+        self.leaf[tbl.tdef.name] = leaf
+        srv.fresh.add(leaf)
+        yield from srv.autoextend.allocate(leaf)
+
     def insert(self, thd: int, t, tbl, op):
         """Generator: one row into ``tbl`` for the server transaction ``t``."""
         srv = self.server
@@ -74,13 +86,8 @@ class RightEndInserts:
         if leaf is None:
             leaf = self.leaf[op.table] = tbl.primary.path(tbl.rows - 1)[-1]
         yield from srv._fix((leaf,))
-        splits = latches.leaf_splits
-        yield from latches.row_insert(t.ctrx, stmt)
-        if latches.leaf_splits > splits:         # btr_page_split_and_insert: a new leaf
-            prim = tbl.primary
-            leaf = tbl.new_leaf("PRIMARY", prim.n_leaves + len(prim.extra))
-            self.leaf[op.table] = leaf
-            srv.fresh.add(leaf)
+        yield from latches.row_insert(t.ctrx, stmt, lambda: self._split(tbl))
+        leaf = self.leaf[op.table]
         undo = srv._undo_page(UNDO_INSERT_BYTES)
         yield from srv._fix((leaf, undo))
         lsn = srv.redo.lsn

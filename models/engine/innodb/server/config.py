@@ -35,6 +35,15 @@ row of a filesort / DISTINCT), ``row_update_cycles`` (8,000: the in-place update
 redo), ``row_insert_cycles`` (10,000), ``row_delete_cycles`` (8,000),
 ``lock_rec_cycles`` of ``CommitConfig`` per row lock.
 
+``innodb_autoextend_increment`` (MB, 1..1000): what ibdata1 grows by when full; unset, the
+version's default (8 in 5.1 / 5.5, 64 in 5.6). The .ibd files grow by MySQL's fixed rule
+(``autoextend.py``).
+
+``innodb_change_buffering`` (none / inserts / deletes / changes / purges / all; 5.1 and
+Percona 5.1: none / inserts) and ``innodb_change_buffer_max_size`` (5.6, % of the pool,
+0..50): the change buffer (``ibuf.py``); unset, the version's default (5.1 ``inserts``,
+5.5 / 5.6 ``all``).
+
 ``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
 write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
 a purge that keeps up.
@@ -55,6 +64,8 @@ GENERATION = {"5.1": "5.1", "5.5": "5.5", "5.6": "5.6", "percona_5.1": "5.5",
 ADAPTIVE_CHECKPOINT = ("none", "reflex", "estimate", "keep_average")     # XtraDB 5.1
 ADAPTIVE_FLUSHING_METHODS = ("native", "estimate", "keep_average")     # Percona 5.5
 FLUSH_NEIGHBOR_PAGES = {"none": 0, "cont": 1, "area": 2}               # Percona
+CHANGE_BUFFERING = ("none", "inserts", "deletes", "changes", "purges", "all")
+CHANGE_BUFFERING_51 = ("none", "inserts")        # the InnoDB Plugin 1.0 / 5.1
 DATA_FLUSH_METHODS_DIRECT = ("O_DIRECT", "ALL_O_DIRECT")
 SERVER_CYCLE_KEYS = ("stmt_cycles", "page_access_cycles", "row_read_cycles",
                      "sort_row_cycles", "row_update_cycles", "row_insert_cycles",
@@ -88,6 +99,9 @@ class InnoDBServerConfig(CommitConfig):
     innodb_write_io_threads: int = 4
     innodb_file_per_table: bool = True
     innodb_data_file_path: str = "ibdata1:12M:autoextend"
+    innodb_autoextend_increment: int | None = None    # MB; None: the version's default
+    innodb_change_buffering: str | None = None        # None: the version's default
+    innodb_change_buffer_max_size: int = 25           # % of the pool; 5.6 only
     innodb_thread_concurrency: int = 0
     undo_ring_pages: int = 512
     # CPU per operation, cycles (module docstring)
@@ -129,11 +143,16 @@ class InnoDBServerConfig(CommitConfig):
         if self.innodb_flush_neighbors not in (0, 1, 2):
             raise ValueError(f"innodb_flush_neighbors: must be 0, 1 or 2, got {self.innodb_flush_neighbors!r}")
         self._check_percona()
+        self._check_change_buffer()
         at_least(self, 100, "innodb_lru_scan_depth")
         for key in ("innodb_read_io_threads", "innodb_write_io_threads"):
             if not 1 <= getattr(self, key) <= 64:
                 raise ValueError(f"{key}: must be in 1..64, got {getattr(self, key)}")
         at_least(self, 64, "undo_ring_pages")
+        if (self.innodb_autoextend_increment is not None
+                and not 1 <= self.innodb_autoextend_increment <= 1000):
+            raise ValueError("innodb_autoextend_increment: must be in 1..1000 (MB), got "
+                             f"{self.innodb_autoextend_increment}")
         self.data_file()
 
     def _check_percona(self) -> None:
@@ -154,6 +173,34 @@ class InnoDBServerConfig(CommitConfig):
             raise ValueError("innodb_flush_neighbors: a MySQL 5.6 variable; Percona Server "
                              "5.1 / 5.5 name it innodb_flush_neighbor_pages (area, cont, none)")
 
+    def _check_change_buffer(self) -> None:
+        allowed = CHANGE_BUFFERING_51 if self.version in ("5.1", "percona_5.1") else CHANGE_BUFFERING
+        if self.innodb_change_buffering is not None and self.innodb_change_buffering not in allowed:
+            raise ValueError(f"innodb_change_buffering: must be one of {', '.join(allowed)} "
+                             f"(version {self.version}), got {self.innodb_change_buffering!r}")
+        if not 0 <= self.innodb_change_buffer_max_size <= 50:
+            raise ValueError("innodb_change_buffer_max_size: must be in 0..50, got "
+                             f"{self.innodb_change_buffer_max_size}")
+        if self.innodb_change_buffer_max_size != 25 and self.version != "5.6":
+            raise ValueError("innodb_change_buffer_max_size: a MySQL 5.6 variable; before "
+                             f"5.6 the change buffer is at most half the pool (version {self.version!r})")
+
+    @property
+    def change_buffering(self) -> str:
+        """``innodb_change_buffering``, or the version's default: ``inserts`` in 5.1 (the
+        built-in InnoDB and the Plugin buffer only inserts), ``all`` from 5.5."""
+        if self.innodb_change_buffering is not None:
+            return self.innodb_change_buffering
+        return "inserts" if self.version in ("5.1", "percona_5.1") else "all"
+
+    @property
+    def change_buffer_max_pages(self) -> int:
+        """The change buffer's maximum size in pages: ``innodb_change_buffer_max_size`` %
+        of the pool in 5.6, half the pool before (``IBUF_POOL_SIZE_PER_MAX_SIZE``)."""
+        if self.version == "5.6":
+            return self.pool_pages * self.innodb_change_buffer_max_size // 100
+        return self.pool_pages // 2
+
     @property
     def generation(self) -> str:
         """The MySQL release (5.1 / 5.5 / 5.6) whose mechanisms ``version`` runs."""
@@ -169,6 +216,14 @@ class InnoDBServerConfig(CommitConfig):
         if self.version == "5.6" or not self.innodb_flush_neighbors:
             return self.innodb_flush_neighbors
         return 2
+
+    @property
+    def autoextend_increment_mb(self) -> int:
+        """``innodb_autoextend_increment``: ibdata1 grows by this many MB (the default
+        8 in 5.1 / 5.5, 64 in 5.6; ``autoextend.py``)."""
+        if self.innodb_autoextend_increment is not None:
+            return self.innodb_autoextend_increment
+        return 64 if self.generation == "5.6" else 8
 
     @property
     def pool_bytes(self) -> int:

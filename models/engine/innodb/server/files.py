@@ -12,9 +12,10 @@
   page cache), every other method buffered; ``fsync`` follows data writes except with
   ``nosync`` (the flusher's choice, ``Flusher.data_fsync``).
 
-A page id is ``space << 32 | page_no``. Deliberately not modelled: growth by
-``innodb_autoextend_increment`` / the 4 MB .ibd extension steps (a write past the end
-allocates just what it writes), several ibdata files, raw partitions.
+A page id is ``space << 32 | page_no``. Growth (``innodb_autoextend_increment``, the
+.ibd steps): ``autoextend.py`` - the thread that allocates a page past a file's free
+limit writes the extension's zeros and fsyncs first. Deliberately not modelled: several
+ibdata files, raw partitions.
 """
 from __future__ import annotations
 
@@ -57,12 +58,17 @@ class DataFiles:
         self.name, self.system_bytes, self.autoextend = cfg.data_file()
         self.files: dict[int, object] = {}       # space id -> File
         self.base: dict[int, int] = {}           # space id -> first page in its file
+        self.created_pages: dict[int, int] = {}  # space id -> pages its file was created with
         self.undo_pages = cfg.undo_ring_pages
         self.system_pages = max(self.system_bytes // PAGE_SIZE, UNDO_FIRST_PAGE + self.undo_pages)
         if self.system_pages * PAGE_SIZE > self.system_bytes and not self.autoextend:
             raise ValueError("innodb_data_file_path: ibdata1 must hold the doublewrite buffer "
                              f"and {self.undo_pages} undo pages, or autoextend")
         self._pending_system: list[tuple[int, int]] = []
+        self.system_next_page = 0                # ibdata1's next page past its end
+        # free pages of ibdata1 between the undo ring and its configured size
+        self._system_free = UNDO_FIRST_PAGE + self.undo_pages
+        self._system_free_end = max(self._system_free, self.system_bytes // PAGE_SIZE)
         self.reads = 0                           # Innodb_data_reads
         self.writes = 0                          # Innodb_data_writes
         self.bytes_read = 0
@@ -77,6 +83,7 @@ class DataFiles:
             self.files[space] = self.fs_tablespace.create(f"{name}.ibd", n_pages * PAGE_SIZE,
                                                           preallocate="zero_fill")
             self.base[space] = 0
+            self.created_pages[space] = n_pages
         else:
             if not self.autoextend:
                 raise ValueError("innodb_data_file_path: ibdata1 is too small for the tables "
@@ -91,9 +98,23 @@ class DataFiles:
         self.files[0] = self.fs_system.create(self.name, self.system_pages * PAGE_SIZE,
                                               preallocate="zero_fill")
         self.base[0] = 0
+        self.created_pages[0] = self.system_pages
+        self.system_next_page = self.system_pages
         for space, base in self._pending_system:
             self.files[space] = self.files[0]
             self.base[space] = base
+
+    def system_alloc_page(self) -> int:
+        """A page of ibdata1 never used (the change buffer's tree grows there): the free
+        pages after the undo ring up to the file's configured size (before the tables
+        inside it), then new pages at its end."""
+        page = self._system_free
+        if page < self._system_free_end:
+            self._system_free += 1
+            return page
+        page = self.system_next_page
+        self.system_next_page += 1
+        return page
 
     def _where(self, page: int):
         space = page >> SPACE_SHIFT

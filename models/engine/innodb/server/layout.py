@@ -28,7 +28,8 @@ leaf's parent. Simplified: the group's last loaded leaf is not filled first, a n
 leaf holds ``per_leaf`` rows (the 15/16 fill), deleted rows (NEW_ORDER's delivered
 orders) free no page. Deliberately not modelled: page splits inside the key range and fill changes from inserts / deletes
 (the layout builder of ``table.py`` / ``btree_insert.py`` grows the E1 table; running it
-at run time is a later step), BLOB pages, the change buffer.
+at run time is a later step), BLOB pages. A new leaf past the file's free limit
+extends the file first (``autoextend``, called by the server where pages are allocated).
 """
 from __future__ import annotations
 

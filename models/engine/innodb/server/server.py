@@ -12,10 +12,15 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   lookup per row; each page is a read request (a miss reads it, taking a free frame,
   possibly flushing a page first). ``page_access_cycles`` per page, ``row_read_cycles``
   per row, ``sort_row_cycles`` per row of an ORDER BY / DISTINCT range.
+- An insert past a table's loaded rows allocates a new leaf at the end of its file
+  (``layout``); when the page lies past the file's free limit, the thread extends the
+  file first (``autoextend``: zeros written, fsync) - other allocators wait.
 - A change X-locks its row (``locks``; waits, deadlocks: the victim is rolled back
   and retried), dirties the clustered leaf - and the secondary leaves an index change
   touches: ``update_index`` moves an entry (delete-mark at ``k``, insert at ``k+1``),
-  ``insert`` / ``delete`` change one entry of every secondary index -, writes an undo
+  ``insert`` / ``delete`` change one entry of every secondary index; a non-unique
+  secondary leaf that is not in the pool is not read: the change buffer (``ibuf``)
+  records the change, merged when the leaf is read -, writes an undo
   record into the current undo page of ibdata1 (a new page every ~16 KB of undo,
   reused round a ring of ``undo_ring_pages``: purge is assumed to keep up), and
   appends its redo records (``REDO_BYTES`` + the undo record's) under
@@ -32,14 +37,14 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   page work; its redo is not written), ``Com_rollback`` counts it.
 
 Status (``status()``): SHOW GLOBAL STATUS names; ``stats()`` the same for the metric
-columns. Deliberately not modelled: the change buffer (secondary leaves are read when
-changed), purge as work, the adaptive hash index, foreign keys, statement rollback
+columns. Deliberately not modelled: purge as work, the adaptive hash index, foreign keys, statement rollback
 other than a deadlock victim's, MVCC read views (consistent reads cost nothing extra).
 """
 from __future__ import annotations
 
 from ....sim import Semaphore
 from ..btree import PAGE_USABLE_BYTES
+from ..tablespace import PAGE_SIZE
 from ..commit_base import Statement, Trx
 from ..log_checkpoint import LogCheckpointer
 from ..ops import PRIMARY, TableDef, Transaction
@@ -48,6 +53,8 @@ from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
 from ..buffer.pool import WritePool
 from .append import RightEndInserts
+from .autoextend import Autoextend
+from .ibuf import ChangeBuffer
 from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
@@ -86,9 +93,14 @@ class InnoDBServer:
         self.commit_path = commit_path
         self.redo = commit_path.redo
         self.files = DataFiles(cfg, fs_system, fs_tablespace)
+        self.autoextend = Autoextend(sim, self.files,
+                                     cfg.autoextend_increment_mb * 2**20 // PAGE_SIZE,
+                                     cfg.data_fsync)
         self.pool = WritePool(sim, cfg.pool_pages, cfg.innodb_old_blocks_pct,
                               cfg.innodb_old_blocks_time, self._read)
         self.dblwr = Doublewrite(self.files, cfg.generation) if cfg.innodb_doublewrite else None
+        self.ibuf = ChangeBuffer(self)
+        self.pool.ibuf = self.ibuf if self.ibuf.ops else None
         self.flusher = Flusher(sim, self.pool, self.files, self.redo, self.dblwr,
                                cfg.flush_neighbors, cfg.generation,
                                cfg.innodb_write_io_threads, cfg.data_fsync)
@@ -168,11 +180,13 @@ class InnoDBServer:
         self.started = True
         self.commit_path.start()
         self.cleaner.start()
+        self.ibuf.start()
         self.series.start()
 
     def stop(self) -> None:
         self.commit_path.stop()
         self.cleaner.stop()
+        self.ibuf.stop()
         self.series.stop()
 
     def _read(self, page: int):
@@ -336,21 +350,29 @@ class InnoDBServer:
             page = tbl.grow(pk)                 # a new leaf at the right end
             if page is not None:
                 self.fresh.add(page)
+                yield from self.autoextend.allocate(page)     # the file may grow first
         path = tbl.primary_path(pk)
         pages = list(path)
         changed = [path[-1]]
+        buffered = []           # (leaf, op, entry bytes): changes the change buffer takes
         if kind != "update_non_index":
             k = tbl.sec_value(pk)
-            for name in tbl.tdef.secondary:
+            tdef, ibuf, resident = tbl.tdef, self.ibuf, pool.resident
+            op1 = "insert" if kind == "insert" else "delete_mark"
+            for name in tdef.secondary:
                 sec = tbl.indexes[name]
                 sp = sec.path(k - 1)
-                pages += sp
-                changed.append(sp[-1])
+                pages += sp[:-1]
                 if kind == "update_index":          # the entry moves from k to k + 1
-                    leaf2 = sec.path(k)[-1]
-                    if leaf2 != sp[-1]:
-                        pages.append(leaf2)
-                        changed.append(leaf2)
+                    sops = ((sp[-1], "delete_mark"), (sec.path(k)[-1], "insert"))
+                else:
+                    sops = ((sp[-1], op1),)
+                for leaf, sop in sops:
+                    if ibuf.ops and not resident(leaf) and ibuf.wants(sop, tdef, name):
+                        buffered.append((leaf, sop, ibuf.entry_bytes(tdef)))
+                    elif pages[-1] != leaf:
+                        pages.append(leaf)
+                        changed.append(leaf)
         i = self._hits(pages)
         if i < len(pages):
             yield from self._touch(pages[i:])
@@ -360,8 +382,10 @@ class InnoDBServer:
         if t.ctrx.undo is False:                    # trx_undo_assign_undo
             yield from latches._section(latches.rseg_mutex, cfg.undo_assign_cycles)
             t.ctrx.undo = True
-        yield from cpu.run(cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + cfg.lock_rec_cycles
-                           + cfg.undo_record_cycles + self._row_cycles[kind])
+        yield from cpu.run(cfg.stmt_cycles + (len(pages) + 2 * len(buffered)) * cfg.page_access_cycles
+                           + cfg.lock_rec_cycles + cfg.undo_record_cycles + self._row_cycles[kind])
+        if buffered:
+            yield from self.ibuf.insert(buffered, changed)
         io_fixed, resident = pool.io_fixed, pool.resident
         if any(p in io_fixed or not resident(p) for p in changed):
             yield from self._fix(changed)
@@ -439,6 +463,8 @@ class InnoDBServer:
             "Innodb_rows_deleted": self.rows_deleted,
             "Com_commit": self.trx_committed,
             "Com_rollback": self.trx_rollbacks,
+            **self.autoextend.stats(),                                     # *
+            **self.ibuf.stats(),
         }
 
     def stats(self) -> dict:
