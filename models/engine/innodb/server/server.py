@@ -52,6 +52,7 @@ from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
 from .series import Series
+from . import warmup
 
 WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
 SORT_VARIANTS = frozenset(("order", "distinct"))
@@ -162,6 +163,12 @@ class InnoDBServer:
             for ix in tbl.indexes.values():
                 pages += [ix.space | (ix.base[0] + i) for i in range(ix.n_leaves)]
         return self.pool.preload(pages)
+
+    def warm_replay(self, transactions, turnovers: float) -> dict:
+        """After ``preload``: replay the workload's ``transactions`` through the pool
+        outside simulated time until it has turned over ``turnovers`` times, leaving it
+        as a long run would (``warmup.replay``); call before ``start``."""
+        return warmup.replay(self, transactions, turnovers)
 
     def start(self) -> None:
         self.files.open()
@@ -302,18 +309,7 @@ class InnoDBServer:
                 yield from self._change(thd, t, tbl, op)
             return
         rows = op.rows
-        if op.index == PRIMARY:
-            pages = tbl.primary_pages(op.key, rows)
-        else:
-            ix = tbl.indexes[op.index]
-            pos = op.key - 1
-            pages = ix.path(pos)
-            if rows > 1:
-                pages += ix.leaves(pos, rows)[1:]
-            # each entry leads to its row in the clustered index
-            for j in range(rows):
-                pk = (op.key + j) * 7919 % tbl.rows + 1
-                pages += tbl.primary.path(pk - 1)
+        pages = self.read_pages(tbl, op)
         cycles = cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + rows * cfg.row_read_cycles
         if op.variant in SORT_VARIANTS:
             cycles += rows * cfg.sort_row_cycles
@@ -322,6 +318,47 @@ class InnoDBServer:
         if i < len(pages):
             yield from self._touch(pages[i:])
         self.rows_read += rows
+
+    @staticmethod
+    def read_pages(tbl: TableLayout, op) -> list[int]:
+        """The pages a read ``op`` on ``tbl`` gets, in order: a point select root to
+        leaf, a range the leaf chain after the first leaf, a read through a secondary
+        index one primary lookup per row."""
+        rows = op.rows
+        if op.index == PRIMARY:
+            return tbl.primary_pages(op.key, rows)
+        ix = tbl.indexes[op.index]
+        pos = op.key - 1
+        pages = ix.path(pos)
+        if rows > 1:
+            pages += ix.leaves(pos, rows)[1:]
+        # each entry leads to its row in the clustered index
+        for j in range(rows):
+            pk = (op.key + j) * 7919 % tbl.rows + 1
+            pages += tbl.primary.path(pk - 1)
+        return pages
+
+    @staticmethod
+    def change_pages(tbl: TableLayout, op) -> tuple[list[int], list[int]]:
+        """``(pages, changed)`` of a row change ``op`` on ``tbl``: the pages it gets,
+        in order (the clustered path, then each secondary index's), and the leaves it
+        dirties (the clustered leaf, the secondary leaves an index change touches)."""
+        path = tbl.primary_path(op.key)
+        pages = list(path)
+        changed = [path[-1]]
+        if op.kind != "update_non_index":
+            k = tbl.sec_value(op.key)
+            for name in tbl.tdef.secondary:
+                sec = tbl.indexes[name]
+                sp = sec.path(k - 1)
+                pages += sp
+                changed.append(sp[-1])
+                if op.kind == "update_index":          # the entry moves from k to k + 1
+                    leaf2 = sec.path(k)[-1]
+                    if leaf2 != sp[-1]:
+                        pages.append(leaf2)
+                        changed.append(leaf2)
+        return pages, changed
 
     def _change(self, thd: int, t: ServerTrx, tbl: TableLayout, op):
         cfg, cpu, pool = self.cfg, self.cpu, self.pool
@@ -336,21 +373,7 @@ class InnoDBServer:
             page = tbl.grow(pk)                 # a new leaf at the right end
             if page is not None:
                 self.fresh.add(page)
-        path = tbl.primary_path(pk)
-        pages = list(path)
-        changed = [path[-1]]
-        if kind != "update_non_index":
-            k = tbl.sec_value(pk)
-            for name in tbl.tdef.secondary:
-                sec = tbl.indexes[name]
-                sp = sec.path(k - 1)
-                pages += sp
-                changed.append(sp[-1])
-                if kind == "update_index":          # the entry moves from k to k + 1
-                    leaf2 = sec.path(k)[-1]
-                    if leaf2 != sp[-1]:
-                        pages.append(leaf2)
-                        changed.append(leaf2)
+        pages, changed = self.change_pages(tbl, op)
         i = self._hits(pages)
         if i < len(pages):
             yield from self._touch(pages[i:])
