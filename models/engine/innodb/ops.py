@@ -87,6 +87,14 @@ class TableDef:
         return b % self.groups, per + 1 + b // self.groups
 
 
+def secondary_row(key: int, j: int, rows: int) -> int:
+    """The primary key of the ``j``-th row (0-based) a read through a secondary index
+    at value ``key`` finds, in a table of ``rows`` rows: entries lead to rows the
+    server places by a fixed hash (the contract's one mapping: a workload that then
+    changes a row it found - TPC-C's Payment by last name - names it by this)."""
+    return (key + j) * 7919 % rows + 1
+
+
 @dataclass(frozen=True)
 class Op:
     """One row operation. ``key``: the primary key (or, through a secondary ``index``,

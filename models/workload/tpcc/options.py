@@ -13,7 +13,8 @@ loaded). ``warm_pool_turnovers`` (not an option of either tool; with ``warm_pool
 replay the workload's own transactions through the pool, outside simulated time, until
 its misses reach this many times its frames (``InnoDBServer.warm_replay``): the pool a
 long run leaves - the pages the access skew keeps, dirty where the workload changed
-them -; 0: the preloaded pool as it is.
+them - and the districts' orders as those transactions placed them (the run goes on
+from there); 0: the preloaded pool as it is.
 
 Fixed as both tools are run for throughput: keying and think time 0, the mix
 45/43/4/4/4. Not modelled: the terminals-per-warehouse binding of DBT-2's driver

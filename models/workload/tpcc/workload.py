@@ -53,12 +53,13 @@ class Tpcc(MeasuredRun):
         self.preloaded = server.preload() if cfg.warm_pool and hasattr(server, "preload") else 0
         self.warm: dict = {}
         if self.preloaded and cfg.warm_pool_turnovers > 0:
-            # its own stream (a further child: the connections' are unchanged) and its
-            # own order state (the measured run's districts are not advanced)
-            wrand = nurand.TpccRand(rng.spawn(1)[0], consts)
-            wbuild = TxnBuilder(cfg.warehouses, TpccState(cfg.warehouses, True)).build
-            self.warm = server.warm_replay((wbuild(wrand)[1] for _ in iter(int, 1)),
+            # the run's past: its own stream (a further child: the connections' are
+            # unchanged), the districts' orders it places are the run's (Stock-Level's
+            # last 20 orders are then the ones whose STOCK rows the replay touched)
+            wrand, build = nurand.TpccRand(rng.spawn(1)[0], consts), self.builder.build
+            self.warm = server.warm_replay((build(wrand)[1] for _ in iter(int, 1)),
                                            cfg.warm_pool_turnovers)
+            self.builder.counts = dict.fromkeys(TYPES, 0)
         self.lat: dict[str, list] = {t: [] for t in TYPES}
         self.rollbacks = 0
         self.running = 0

@@ -42,7 +42,7 @@ from ....sim import Semaphore
 from ..btree import PAGE_USABLE_BYTES
 from ..commit_base import Statement, Trx
 from ..log_checkpoint import LogCheckpointer
-from ..ops import PRIMARY, TableDef, Transaction
+from ..ops import PRIMARY, TableDef, Transaction, secondary_row
 from ..buffer.cleaner import BackgroundFlusher
 from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
@@ -334,8 +334,7 @@ class InnoDBServer:
             pages += ix.leaves(pos, rows)[1:]
         # each entry leads to its row in the clustered index
         for j in range(rows):
-            pk = (op.key + j) * 7919 % tbl.rows + 1
-            pages += tbl.primary.path(pk - 1)
+            pages += tbl.primary.path(secondary_row(op.key, j, tbl.rows) - 1)
         return pages
 
     @staticmethod

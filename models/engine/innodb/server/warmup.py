@@ -10,8 +10,9 @@ the workload reads and then changes. The published DBT-2 runs (E3) are in that s
 (w/s ~ r/s); a short simulated run from the preloaded pool is not, and a timed warm-up
 of the minutes it takes to turn a 2 GB pool over costs more CPU than the run itself.
 
-The replay: transactions from the workload's generator (its own random stream, its own
-order state: the measured run's is not advanced), each operation's pages as the server
+The replay: transactions from the workload's generator (the caller's: TPC-C's replay has
+its own random stream and places its orders in the run's districts, as the run's past),
+each operation's pages as the server
 computes them (``InnoDBServer.read_pages`` / ``change_pages``; a right-end insert the
 table's right-most loaded leaf, no leaf is allocated), through the pool's own code:
 
@@ -32,8 +33,8 @@ page's are.
 Deliberately not modelled: the background flushing during the replay (the page
 cleaner's LRU-tail and flush-list batches would have cleaned some pages: the dirty
 fraction left is the one single-page flushes alone leave, an upper bound), the redo,
-undo and locks of the replayed transactions, the leaves their inserts would allocate,
-and a pool larger than the data (the replay ends when nothing is left to miss).
+undo and locks of the replayed transactions, the leaves their inserts would allocate
+(rows placed in the replay are read from the last loaded leaf of their group), and a pool larger than the data (the replay ends when nothing is left to miss).
 """
 from __future__ import annotations
 
