@@ -24,23 +24,28 @@ table's right-most loaded leaf, no leaf is allocated), through the pool's own co
 - a changed page joins the flush list at the redo's LSN when the replay starts (the
   replay writes no redo: as if a checkpoint had been taken at its end).
 
-It stops once its misses reach ``turnovers`` x the pool's frames. The replay's clock
-moves ``innodb_old_blocks_time`` (at least 1 ms) per transaction, so a page accessed again in a later
-transaction is made young as ``innodb_old_blocks_time`` allows, not one accessed again in
-the same transaction; afterwards the first-access times are forgotten, as a preloaded
-page's are.
+It stops once its misses reach ``turnovers`` x the pool's frames, or its page references
+``MAX_REFS_PER_FRAME`` times that (a pool that holds about all the data never turns
+over). The replay has no timing: its clock moves ``innodb_old_blocks_time`` (at least
+1 ms) per transaction, so a page accessed again in a later transaction is made young,
+one accessed again within the same transaction is not; afterwards the first-access
+times are forgotten, as a preloaded page's are.
 
 Deliberately not modelled: the background flushing during the replay (the page
 cleaner's LRU-tail and flush-list batches would have cleaned some pages: the dirty
 fraction left is the one single-page flushes alone leave, an upper bound), the redo,
 undo and locks of the replayed transactions, the leaves their inserts would allocate
-(rows placed in the replay are read from the last loaded leaf of their group), and a pool larger than the data (the replay ends when nothing is left to miss).
+(rows placed in the replay are read from the last loaded leaf of their group).
 """
 from __future__ import annotations
 
 from ..ops import PRIMARY
 from ..buffer.pool import BUF_LRU_SEARCH_SCAN_THRESHOLD
 
+# a pool the workload hardly misses in (a hit rate above 1 - 1/64: one that holds about
+# all of the data) never turns over: the replay stops after this many page references
+# per frame and turnover
+MAX_REFS_PER_FRAME = 64
 WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
 STATUS_COUNTERS = ("read_requests", "reads", "write_requests", "pages_created",
                    "made_young", "pages_evicted", "wait_free")
@@ -96,8 +101,9 @@ def replay(server, transactions, turnovers: float) -> dict:
         access(p)
 
     try:
+        max_refs = MAX_REFS_PER_FRAME * target
         for trx in transactions:
-            if misses >= target:
+            if misses >= target or refs >= max_refs:
                 break
             n_trx += 1
             clock.now_ns += step
