@@ -42,7 +42,7 @@ from ....sim import Semaphore
 from ..btree import PAGE_USABLE_BYTES
 from ..commit_base import Statement, Trx
 from ..log_checkpoint import LogCheckpointer
-from ..ops import PRIMARY, TableDef, Transaction, secondary_row
+from ..ops import TableDef, Transaction
 from ..buffer.cleaner import BackgroundFlusher
 from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
@@ -309,7 +309,7 @@ class InnoDBServer:
                 yield from self._change(thd, t, tbl, op)
             return
         rows = op.rows
-        pages = self.read_pages(tbl, op)
+        pages = tbl.read_pages(op)
         cycles = cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + rows * cfg.row_read_cycles
         if op.variant in SORT_VARIANTS:
             cycles += rows * cfg.sort_row_cycles
@@ -318,46 +318,6 @@ class InnoDBServer:
         if i < len(pages):
             yield from self._touch(pages[i:])
         self.rows_read += rows
-
-    @staticmethod
-    def read_pages(tbl: TableLayout, op) -> list[int]:
-        """The pages a read ``op`` on ``tbl`` gets, in order: a point select root to
-        leaf, a range the leaf chain after the first leaf, a read through a secondary
-        index one primary lookup per row."""
-        rows = op.rows
-        if op.index == PRIMARY:
-            return tbl.primary_pages(op.key, rows)
-        ix = tbl.indexes[op.index]
-        pos = op.key - 1
-        pages = ix.path(pos)
-        if rows > 1:
-            pages += ix.leaves(pos, rows)[1:]
-        # each entry leads to its row in the clustered index
-        for j in range(rows):
-            pages += tbl.primary.path(secondary_row(op.key, j, tbl.rows) - 1)
-        return pages
-
-    @staticmethod
-    def change_pages(tbl: TableLayout, op) -> tuple[list[int], list[int]]:
-        """``(pages, changed)`` of a row change ``op`` on ``tbl``: the pages it gets,
-        in order (the clustered path, then each secondary index's), and the leaves it
-        dirties (the clustered leaf, the secondary leaves an index change touches)."""
-        path = tbl.primary_path(op.key)
-        pages = list(path)
-        changed = [path[-1]]
-        if op.kind != "update_non_index":
-            k = tbl.sec_value(op.key)
-            for name in tbl.tdef.secondary:
-                sec = tbl.indexes[name]
-                sp = sec.path(k - 1)
-                pages += sp
-                changed.append(sp[-1])
-                if op.kind == "update_index":          # the entry moves from k to k + 1
-                    leaf2 = sec.path(k)[-1]
-                    if leaf2 != sp[-1]:
-                        pages.append(leaf2)
-                        changed.append(leaf2)
-        return pages, changed
 
     def _change(self, thd: int, t: ServerTrx, tbl: TableLayout, op):
         cfg, cpu, pool = self.cfg, self.cpu, self.pool
@@ -372,7 +332,7 @@ class InnoDBServer:
             page = tbl.grow(pk)                 # a new leaf at the right end
             if page is not None:
                 self.fresh.add(page)
-        pages, changed = self.change_pages(tbl, op)
+        pages, changed = tbl.change_pages(op)
         i = self._hits(pages)
         if i < len(pages):
             yield from self._touch(pages[i:])

@@ -13,7 +13,7 @@ of the minutes it takes to turn a 2 GB pool over costs more CPU than the run its
 The replay: transactions from the workload's generator (the caller's: TPC-C's replay has
 its own random stream and places its orders in the run's districts, as the run's past),
 each operation's pages as the server
-computes them (``InnoDBServer.read_pages`` / ``change_pages``; a right-end insert the
+computes them (``TableLayout.read_pages`` / ``change_pages``; a right-end insert the
 table's right-most loaded leaf, no leaf is allocated), through the pool's own code:
 
 - a resident page is accessed (``MidpointLRU.access``: midpoint insertion, made young);
@@ -118,11 +118,11 @@ def replay(server, transactions, turnovers: float) -> dict:
                     elif op.key > tbl.rows and tbl.tdef.groups == 1:
                         continue                    # beyond the load: a leaf not allocated
                     else:
-                        pages, changed = server.change_pages(tbl, op)
+                        pages, changed = tbl.change_pages(op)
                 else:
                     if op.index == PRIMARY and tbl.tdef.groups == 1 and op.key > tbl.rows:
                         continue
-                    pages, changed = server.read_pages(tbl, op), ()
+                    pages, changed = tbl.read_pages(op), ()
                 refs += len(pages)
                 for p in pages:
                     get(p)
