@@ -39,6 +39,7 @@ from dataclasses import dataclass
 OP_KINDS = ("point_select", "range_select", "update_index", "update_non_index",
             "insert", "delete")
 RANGE_VARIANTS = ("", "sum", "order", "distinct")
+WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))  # row changes
 PRIMARY = "PRIMARY"
 CLUSTERED_KEYS = ("primary", "row_id", "auto_increment")
 

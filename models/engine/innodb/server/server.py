@@ -42,7 +42,7 @@ from ....sim import Semaphore
 from ..btree import PAGE_USABLE_BYTES
 from ..commit_base import Statement, Trx
 from ..log_checkpoint import LogCheckpointer
-from ..ops import TableDef, Transaction
+from ..ops import WRITE_KINDS, TableDef, Transaction
 from ..buffer.cleaner import BackgroundFlusher
 from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
@@ -54,7 +54,6 @@ from .locks import Deadlock, LockTable
 from .series import Series
 from . import warmup
 
-WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
 SORT_VARIANTS = frozenset(("order", "distinct"))
 # redo of the row change (MLOG_REC_UPDATE_IN_PLACE / _INSERT / _CLUST_DELETE_MARK and
 # the secondary-index records; compact format: type, space, page, offset, the fields)

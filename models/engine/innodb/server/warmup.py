@@ -12,9 +12,9 @@ of the minutes it takes to turn a 2 GB pool over costs more CPU than the run its
 
 The replay: transactions from the workload's generator (the caller's: TPC-C's replay has
 its own random stream and places its orders in the run's districts, as the run's past),
-each operation's pages as the server
-computes them (``TableLayout.read_pages`` / ``change_pages``; a right-end insert the
-table's right-most loaded leaf, no leaf is allocated), through the pool's own code:
+each operation's pages as the server computes them (``TableLayout.read_pages`` /
+``change_pages``; a right-end insert the table's right-most loaded leaf, no leaf is
+allocated), through the pool's own code:
 
 - a resident page is accessed (``MidpointLRU.access``: midpoint insertion, made young);
 - a missing page takes a free frame, else the first clean page of the LRU tail's
@@ -39,14 +39,13 @@ undo and locks of the replayed transactions, the leaves their inserts would allo
 """
 from __future__ import annotations
 
-from ..ops import PRIMARY
+from ..ops import PRIMARY, WRITE_KINDS
 from ..buffer.pool import BUF_LRU_SEARCH_SCAN_THRESHOLD
 
 # a pool the workload hardly misses in (a hit rate above 1 - 1/64: one that holds about
 # all of the data) never turns over: the replay stops after this many page references
 # per frame and turnover
 MAX_REFS_PER_FRAME = 64
-WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
 STATUS_COUNTERS = ("read_requests", "reads", "write_requests", "pages_created",
                    "made_young", "pages_evicted", "wait_free")
 
