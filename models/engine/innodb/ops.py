@@ -39,6 +39,7 @@ from dataclasses import dataclass
 OP_KINDS = ("point_select", "range_select", "update_index", "update_non_index",
             "insert", "delete")
 RANGE_VARIANTS = ("", "sum", "order", "distinct")
+WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))  # row changes
 PRIMARY = "PRIMARY"
 CLUSTERED_KEYS = ("primary", "row_id", "auto_increment")
 
@@ -92,6 +93,14 @@ class TableDef:
             return g, s + 1
         b = key - self.rows - 1
         return b % self.groups, per + 1 + b // self.groups
+
+
+def secondary_row(key: int, j: int, rows: int) -> int:
+    """The primary key of the ``j``-th row (0-based) a read through a secondary index
+    at value ``key`` finds, in a table of ``rows`` rows: entries lead to rows the
+    server places by a fixed hash (the contract's one mapping: a workload that then
+    changes a row it found - TPC-C's Payment by last name - names it by this)."""
+    return (key + j) * 7919 % rows + 1
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ throughput: every connection issues its next transaction at once):
   number is reused by the district's next New-Order.
 - Payment (43 %): WAREHOUSE and DISTRICT updates (w_ytd, d_ytd); the customer (85 %
   of the home warehouse, else a remote one) by last name (60 %: ``i_customer`` range
-  over the ~3 customers of the name, ``NURand(255, 0, 999)``) or by id (40 %,
-  ``NURand(1023, 1, 3000)``), then its update; HISTORY insert.
+  over the ~3 customers of the name, ``NURand(255, 0, 999)``, the middle one updated)
+  or by id (40 %, ``NURand(1023, 1, 3000)``), then its update; HISTORY insert.
 - Order-Status (4 %, read-only): the customer (by name 60 % / by id), its last order
   through ``i_orders``, that order's lines (a range of ORDER_LINE).
 - Delivery (4 %): for each of the 10 districts with an undelivered order: the oldest
@@ -33,8 +33,9 @@ has just touched). A loaded order's items are uniform, as the loader draws them;
 ``warm`` (the database as a previous run left it, ``TpccConfig.warm_pool``) the loaded
 orders Stock-Level reads were placed by New-Orders, so their items are NURand's.
 
-Simplified: the customer a by-name Payment updates, and the customer of an order
-Delivery credits, are drawn afresh (the server places by-name rows by a hash);
+Simplified: the customers a by-name read finds are the server's (``ops.secondary_row``:
+placed by a hash, not by name), a by-name Payment updates the middle one of them; the
+customer of an order Delivery credits is drawn afresh;
 Order-Status picks the customer's last order uniformly among the district's orders;
 the one ``UPDATE order_line`` of Delivery is one row change per line (each with the
 statement's CPU).
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ...engine.innodb.ops import Op, Transaction
+from ...engine.innodb.ops import Op, Transaction, secondary_row
 from . import nurand
 from .schema import (CUSTOMERS, DISTRICTS, ITEMS, LAST_NAMES, LINES_PER_LOADED_ORDER,
                      NEW_ORDER_FIRST, ORDERS, PER_LAST_NAME, customer_key,
@@ -82,6 +83,7 @@ class TxnBuilder:
         self.w = warehouses
         self.state = state or TpccState(warehouses)
         self.defs = self.state.defs
+        self._customers = self.defs["customer"].rows
         self.counts = dict.fromkeys(TYPES, 0)
         cum, acc = [], 0
         for p in MIX_PCT:
@@ -111,11 +113,11 @@ class TxnBuilder:
         """The customer by last name (60 %) or by id, read; ``update``: then changed."""
         if rnd.u01() < 0.6:
             name = rnd.nurand(nurand.A_C_LAST, 0, LAST_NAMES - 1)
-            ops.append(Op("range_select", "customer", customer_name_key(w, d, name),
-                          PER_LAST_NAME, "i_customer"))
-            if update:
-                c = rnd.nurand(nurand.A_C_ID, 1, CUSTOMERS)
-                ops.append(Op("update_non_index", "customer", customer_key(w, d, c)))
+            key = customer_name_key(w, d, name)
+            ops.append(Op("range_select", "customer", key, PER_LAST_NAME, "i_customer"))
+            if update:      # the middle one of those found (clause 2.5.2.2: n / 2 rounded up)
+                ops.append(Op("update_non_index", "customer",
+                              secondary_row(key, PER_LAST_NAME // 2, self._customers)))
         else:
             c = rnd.nurand(nurand.A_C_ID, 1, CUSTOMERS)
             ops.append(Op("update_non_index" if update else "point_select", "customer",

@@ -34,7 +34,7 @@ extends the file first (``autoextend``, called by the server where pages are all
 from __future__ import annotations
 
 from ..btree import NODE_PTR_EXTRA_BYTES, PAGE_USABLE_BYTES
-from ..ops import PRIMARY, TableDef
+from ..ops import PRIMARY, TableDef, secondary_row
 from .files import SPACE_SHIFT
 
 REC_HEADER_BYTES = 5
@@ -214,3 +214,50 @@ class TableLayout:
             page = ix.extra[leaf] = self.next_free_page
             self.next_free_page += 1
         return ix.space | page
+
+    def read_pages(self, op) -> list[int]:
+        """The pages a read ``op`` on the table gets, in order: a point select root to
+        leaf, a range the leaf chain after the first leaf, a read through a secondary
+        index one primary lookup per row."""
+        rows = op.rows
+        if op.index == PRIMARY:
+            return self.primary_pages(op.key, rows)
+        ix = self.indexes[op.index]
+        pos = op.key - 1
+        pages = ix.path(pos)
+        if rows > 1:
+            pages += ix.leaves(pos, rows)[1:]
+        # each entry leads to its row in the clustered index
+        for j in range(rows):
+            pages += self.primary.path(secondary_row(op.key, j, self.rows) - 1)
+        return pages
+
+    def change_pages(self, op, buffer=None) -> tuple[list[int], list[int]]:
+        """``(pages, changed)`` of a row change ``op`` on the table: the pages it gets,
+        in order (the clustered path, then each secondary index's), and the leaves it
+        dirties (the clustered leaf, the secondary leaves an index change touches). A
+        secondary leaf change ``buffer(index name, leaf, op)`` takes (the change buffer:
+        ``delete_mark`` of the old entry, ``insert`` of the new) is neither got nor
+        dirtied here."""
+        path = self.primary_path(op.key)
+        pages = list(path)
+        changed = [path[-1]]
+        kind = op.kind
+        if kind != "update_non_index":
+            k = self.sec_value(op.key)
+            op1 = "insert" if kind == "insert" else "delete_mark"
+            for name in self.tdef.secondary:
+                sec = self.indexes[name]
+                sp = sec.path(k - 1)
+                pages += sp[:-1]
+                if kind == "update_index":          # the entry moves from k to k + 1
+                    sops = ((sp[-1], "delete_mark"), (sec.path(k)[-1], "insert"))
+                else:
+                    sops = ((sp[-1], op1),)
+                for leaf, sop in sops:
+                    if buffer is not None and buffer(name, leaf, sop):
+                        continue
+                    if pages[-1] != leaf:
+                        pages.append(leaf)
+                        changed.append(leaf)
+        return pages, changed

@@ -47,7 +47,7 @@ from ..btree import PAGE_USABLE_BYTES
 from ..tablespace import PAGE_SIZE
 from ..commit_base import Statement, Trx
 from ..log_checkpoint import LogCheckpointer
-from ..ops import PRIMARY, TableDef, Transaction
+from ..ops import WRITE_KINDS, TableDef, Transaction
 from ..buffer.cleaner import BackgroundFlusher
 from ..buffer.dblwr import Doublewrite
 from ..buffer.flush import Flusher
@@ -59,8 +59,8 @@ from .files import UNDO_FIRST_PAGE, DataFiles
 from .layout import TableLayout
 from .locks import Deadlock, LockTable
 from .series import Series
+from . import warmup
 
-WRITE_KINDS = frozenset(("update_index", "update_non_index", "insert", "delete"))
 SORT_VARIANTS = frozenset(("order", "distinct"))
 # redo of the row change (MLOG_REC_UPDATE_IN_PLACE / _INSERT / _CLUST_DELETE_MARK and
 # the secondary-index records; compact format: type, space, page, offset, the fields)
@@ -174,6 +174,12 @@ class InnoDBServer:
             for ix in tbl.indexes.values():
                 pages += [ix.space | (ix.base[0] + i) for i in range(ix.n_leaves)]
         return self.pool.preload(pages)
+
+    def warm_replay(self, transactions, turnovers: float) -> dict:
+        """After ``preload``: replay the workload's ``transactions`` through the pool
+        outside simulated time until it has turned over ``turnovers`` times, leaving it
+        as a long run would (``warmup.replay``); call before ``start``."""
+        return warmup.replay(self, transactions, turnovers)
 
     def start(self) -> None:
         self.files.open()
@@ -316,18 +322,7 @@ class InnoDBServer:
                 yield from self._change(thd, t, tbl, op)
             return
         rows = op.rows
-        if op.index == PRIMARY:
-            pages = tbl.primary_pages(op.key, rows)
-        else:
-            ix = tbl.indexes[op.index]
-            pos = op.key - 1
-            pages = ix.path(pos)
-            if rows > 1:
-                pages += ix.leaves(pos, rows)[1:]
-            # each entry leads to its row in the clustered index
-            for j in range(rows):
-                pk = (op.key + j) * 7919 % tbl.rows + 1
-                pages += tbl.primary.path(pk - 1)
+        pages = tbl.read_pages(op)
         cycles = cfg.stmt_cycles + len(pages) * cfg.page_access_cycles + rows * cfg.row_read_cycles
         if op.variant in SORT_VARIANTS:
             cycles += rows * cfg.sort_row_cycles
@@ -351,28 +346,18 @@ class InnoDBServer:
             if page is not None:
                 self.fresh.add(page)
                 yield from self.autoextend.allocate(page)     # the file may grow first
-        path = tbl.primary_path(pk)
-        pages = list(path)
-        changed = [path[-1]]
         buffered = []           # (leaf, op, entry bytes): changes the change buffer takes
-        if kind != "update_non_index":
-            k = tbl.sec_value(pk)
+        if self.ibuf.ops:
             tdef, ibuf, resident = tbl.tdef, self.ibuf, pool.resident
-            op1 = "insert" if kind == "insert" else "delete_mark"
-            for name in tdef.secondary:
-                sec = tbl.indexes[name]
-                sp = sec.path(k - 1)
-                pages += sp[:-1]
-                if kind == "update_index":          # the entry moves from k to k + 1
-                    sops = ((sp[-1], "delete_mark"), (sec.path(k)[-1], "insert"))
-                else:
-                    sops = ((sp[-1], op1),)
-                for leaf, sop in sops:
-                    if ibuf.ops and not resident(leaf) and ibuf.wants(sop, tdef, name):
-                        buffered.append((leaf, sop, ibuf.entry_bytes(tdef)))
-                    elif pages[-1] != leaf:
-                        pages.append(leaf)
-                        changed.append(leaf)
+
+            def take(name, leaf, sop):
+                if not resident(leaf) and ibuf.wants(sop, tdef, name):
+                    buffered.append((leaf, sop, ibuf.entry_bytes(tdef)))
+                    return True
+                return False
+            pages, changed = tbl.change_pages(op, take)
+        else:
+            pages, changed = tbl.change_pages(op)
         i = self._hits(pages)
         if i < len(pages):
             yield from self._touch(pages[i:])

@@ -122,3 +122,22 @@ def test_options_take_both_tools_names():
         TpccConfig(connections=4, threads=8)
     with pytest.raises(ValueError, match="warehouses"):
         TpccConfig(warehouses=0)
+
+
+def test_payment_by_name_updates_the_middle_customer_it_found():
+    from models.engine.innodb.ops import secondary_row
+    b = TxnBuilder(2)
+    g = _rand(21)
+    rows = b.defs["customer"].rows
+    by_name = by_id = 0
+    for _ in range(200):
+        ops = b.payment(g, 1, 1).ops
+        cust = [op for op in ops if op.table == "customer"]
+        if cust[0].kind == "range_select":
+            by_name += 1
+            found = [secondary_row(cust[0].key, j, rows) for j in range(cust[0].rows)]
+            assert len(cust) == 2 and cust[1].key == found[len(found) // 2]
+        else:
+            by_id += 1
+            assert len(cust) == 1 and cust[0].kind == "update_non_index"
+    assert by_name > 80 and by_id > 50

@@ -1,0 +1,140 @@
+"""A warm pool as a long run leaves it: the workload's own page references replayed
+through the buffer pool outside simulated time (``InnoDBServer.warm_replay``).
+
+A pool preloaded in table order (``InnoDBServer.preload``) holds the upper B+tree levels
+and the first tables' leaves, all clean. A server that has run the workload for a while
+holds what its LRU kept - the pages the access skew (TPC-C's NURand) makes hot, of every
+table - and its pages are dirty where the workload changed them: once the pool has
+turned over, a read needs a frame whose LRU-tail page is as likely dirty as the pages
+the workload reads and then changes. The published DBT-2 runs (E3) are in that state
+(w/s ~ r/s); a short simulated run from the preloaded pool is not, and a timed warm-up
+of the minutes it takes to turn a 2 GB pool over costs more CPU than the run itself.
+
+The replay: transactions from the workload's generator (the caller's: TPC-C's replay has
+its own random stream and places its orders in the run's districts, as the run's past),
+each operation's pages as the server computes them (``TableLayout.read_pages`` /
+``change_pages``; a right-end insert the table's right-most loaded leaf, no leaf is
+allocated), through the pool's own code:
+
+- a resident page is accessed (``MidpointLRU.access``: midpoint insertion, made young);
+- a missing page takes a free frame, else the first clean page of the LRU tail's
+  ``BUF_LRU_SEARCH_SCAN_THRESHOLD`` (``WritePool.scan_and_free``), else the LRU-tail
+  page, which the replay counts as written (a user thread's single-page flush) - its
+  write happens before the measured run and is not simulated;
+- a changed page joins the flush list at the redo's LSN when the replay starts (the
+  replay writes no redo: as if a checkpoint had been taken at its end).
+
+It stops once its misses reach ``turnovers`` x the pool's frames, or its page references
+``MAX_REFS_PER_FRAME`` times that (a pool that holds about all the data never turns
+over). The replay has no timing: its clock moves ``innodb_old_blocks_time`` (at least
+1 ms) per transaction, so a page accessed again in a later transaction is made young,
+one accessed again within the same transaction is not; afterwards the first-access
+times are forgotten, as a preloaded page's are.
+
+Deliberately not modelled: the background flushing during the replay (the page
+cleaner's LRU-tail and flush-list batches would have cleaned some pages: the dirty
+fraction left is the one single-page flushes alone leave, an upper bound), the redo,
+undo and locks of the replayed transactions, the leaves their inserts would allocate
+(rows placed in the replay are read from the last loaded leaf of their group), and
+the change buffer: the replay gets and dirties every secondary leaf a change touches,
+where the server would buffer a change to a leaf not in the pool.
+"""
+from __future__ import annotations
+
+from ..ops import PRIMARY, WRITE_KINDS
+from ..buffer.pool import BUF_LRU_SEARCH_SCAN_THRESHOLD
+
+# a pool the workload hardly misses in (a hit rate above 1 - 1/64: one that holds about
+# all of the data) never turns over: the replay stops after this many page references
+# per frame and turnover
+MAX_REFS_PER_FRAME = 64
+STATUS_COUNTERS = ("read_requests", "reads", "write_requests", "pages_created",
+                   "made_young", "pages_evicted", "wait_free")
+
+
+class _Clock:
+    """The replay's stand-in for the simulator's clock (``now_ns`` only)."""
+
+    __slots__ = ("now_ns",)
+
+    def __init__(self) -> None:
+        self.now_ns = 0
+
+
+def replay(server, transactions, turnovers: float) -> dict:
+    """Replay ``transactions`` (an iterator of ``ops.Transaction``) into ``server``'s
+    pool until its misses reach ``turnovers`` x its frames (or the iterator ends).
+    Returns what it did: transactions, page references, misses, pages written back
+    (dirty LRU-tail pages evicted), and the pool's dirty pages at the end."""
+    if server.started:
+        raise ValueError("warm_replay: the server has started")
+    if not turnovers > 0:
+        raise ValueError(f"turnovers: must be > 0, got {turnovers}")
+    pool, tables = server.pool, server.tables
+    target = int(turnovers * pool.capacity)
+    saved = {k: getattr(pool, k) for k in STATUS_COUNTERS}
+    clock, sim = _Clock(), pool.sim
+    step = max(pool.old_time_ns, 1_000_000)
+    pool.sim = clock
+    old, young, access, flush_list = pool.old, pool.young, pool.access, pool.flush_list
+    right_end: dict[str, int] = {}
+    lsn = server.redo.lsn
+    misses = written = refs = n_trx = 0
+
+    def get(p: int) -> None:
+        nonlocal misses, written
+        if p in old or p in young:
+            access(p)
+            return
+        misses += 1
+        if pool.free > 0:
+            pool.free -= 1
+        elif not pool.scan_and_free(BUF_LRU_SEARCH_SCAN_THRESHOLD):
+            victim = next(pool.tail())
+            flush_list.pop(victim, None)
+            pool.newest.pop(victim, None)
+            pool.evict(victim)
+            written += 1
+            pool.free -= 1
+        else:
+            pool.free -= 1
+        pool._insert(p)
+        access(p)
+
+    try:
+        max_refs = MAX_REFS_PER_FRAME * target
+        for trx in transactions:
+            if misses >= target or refs >= max_refs:
+                break
+            n_trx += 1
+            clock.now_ns += step
+            for op in trx.ops:
+                tbl = tables[op.table]
+                if op.kind in WRITE_KINDS:
+                    if op.kind == "insert" and tbl.tdef.clustered_key != "primary":
+                        leaf = right_end.get(op.table)
+                        if leaf is None:
+                            leaf = right_end[op.table] = tbl.primary.path(tbl.rows - 1)[-1]
+                        pages, changed = [leaf], [leaf]
+                    elif op.key > tbl.rows and tbl.tdef.groups == 1:
+                        continue                    # beyond the load: a leaf not allocated
+                    else:
+                        pages, changed = tbl.change_pages(op)
+                else:
+                    if op.index == PRIMARY and tbl.tdef.groups == 1 and op.key > tbl.rows:
+                        continue
+                    pages, changed = tbl.read_pages(op), ()
+                refs += len(pages)
+                for p in pages:
+                    get(p)
+                for p in changed:
+                    if p not in flush_list and (p in old or p in young):
+                        flush_list[p] = lsn
+                        pool.newest[p] = lsn
+    finally:
+        pool.sim = sim
+    pool.first_access.clear()
+    for k, v in saved.items():
+        setattr(pool, k, v)
+    return {"transactions": n_trx, "page_refs": refs, "misses": misses,
+            "written": written, "dirty_pages": len(flush_list)}
