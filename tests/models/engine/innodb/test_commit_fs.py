@@ -78,7 +78,9 @@ def test_builtin_fsyncs_per_trx_and_flat_throughput(xa, per_trx):
     # the device is kept busy by the serial fsyncs: most of its time is log writes (the
     # rest: the mutex hand-off and the wake-ups after each fsync, ~20 us each)
     assert r["iostat"]["util_pct"] > 60
-    assert r["iostat"]["w_s"] == pytest.approx(per_trx * tps[2], rel=0.1)
+    # every commit's log write reaches the device; the rest are t1.ibd's growth (the new
+    # table's file extended page by page: zeros, an fsync, its journal commit)
+    assert per_trx * tps[2] <= r["iostat"]["w_s"] < 1.15 * per_trx * tps[2]
 
 
 def test_plugin_shares_fsyncs_on_the_cached_device():
@@ -90,10 +92,13 @@ def test_plugin_shares_fsyncs_on_the_cached_device():
 
 def test_without_cache_fsync_is_rotation_bound():
     """Each log write rewrites the block that has just passed under the head: about one
-    revolution (4 ms at 15,000 RPM) per fsync."""
+    revolution (4 ms at 15,000 RPM) per write. The disk's 250 writes a second go to the
+    redo fsyncs (two per transaction) but for the few of t1.ibd's growth (the new
+    table's file extended page by page: zeros, an fsync, its journal commit)."""
     b = run(disk_15k, 5, 100, commit_protocol="mysql51_builtin")
-    assert b["fsyncs_redo_s"] == pytest.approx(250, rel=0.05)
-    assert b["tps"] == pytest.approx(125, rel=0.05)
+    assert b["iostat"]["w_s"] == pytest.approx(250, rel=0.03)
+    assert 0.9 * 250 < b["fsyncs_redo_s"] < b["iostat"]["w_s"]
+    assert b["tps"] == pytest.approx(b["fsyncs_redo_s"] / 2, rel=0.01)
     p = run(disk_15k, 30, 600, commit_protocol="innodb_plugin_104")
     assert p["tps"] / b["tps"] > 8
     assert p["redo_group_size_avg"] > 8
@@ -116,4 +121,6 @@ def test_o_dsync_log_writes_are_rotation_bound_like_fsync_without_cache():
                 innodb_flush_method="O_DSYNC", innodb_flush_log_at_trx_commit=trx_commit)
         assert d["fsyncs_redo"] == 0
         assert d["tps"] == pytest.approx(o["tps"], rel=0.05)
-        assert d["iostat"]["w_s"] == pytest.approx(2 * d["tps"], rel=0.05)
+        # two log writes per transaction, each a revolution, plus t1.ibd's growth
+        assert d["iostat"]["w_s"] == pytest.approx(250, rel=0.03)
+        assert 2 * d["tps"] > 0.9 * d["iostat"]["w_s"]
