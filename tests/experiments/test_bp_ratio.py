@@ -31,10 +31,15 @@ def test_small_pool_flushes_from_the_lru_list_half_the_data_from_the_flush_list(
     assert half["innodb.Innodb_buffer_pool_pages_flushed"] > 10_000     # it does flush
 
 
-def test_lru_bound_io_capacity_and_log_size_do_not_matter():
+@pytest.mark.parametrize("ov", [
+    ("engine.innodb_io_capacity=400", "engine.innodb_io_capacity_max=2000"),
+    pytest.param(("engine.innodb_log_file_size=80M",), marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError,
+        reason="with the change buffer the 130M pool's NOTPM rises ~10 % with a 4x log: "
+               "the scaled 2 x 20M log bounds it (README, bp_ratio)")),
+], ids=["io_capacity", "log_size"])
+def test_lru_bound_io_capacity_and_log_size_do_not_matter(ov):
     base = _run("130M")
-    for ov in (("engine.innodb_io_capacity=400", "engine.innodb_io_capacity_max=2000"),
-               ("engine.innodb_log_file_size=80M",)):
-        r = _run("130M", *ov)
-        assert r["tpcc.notpm"] == pytest.approx(base["tpcc.notpm"], rel=0.05), ov
-        assert _lru_share(r) > 0.75, ov
+    r = _run("130M", *ov)
+    assert _lru_share(r) > 0.75, ov
+    assert r["tpcc.notpm"] == pytest.approx(base["tpcc.notpm"], rel=0.05), ov

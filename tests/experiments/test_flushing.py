@@ -7,7 +7,14 @@ behind them wait - throughput dips, again and again; XtraDB's ``estimate`` flush
 checkpoint age and keeps throughput in a band. (The 5.6 page cleaner does not, at this
 scale: README, E8 - its 30-loop averages outlast the 13 s log cycle.) The dips need
 a controller cache smaller than a storm: the unscaled 256 MB cache absorbs every
-storm of the 1/64 pool and no second dips. Each run costs ~20 s of one core."""
+storm of the 1/64 pool and no second dips. Each run costs ~20 s of one core.
+
+These run with ``innodb_change_buffering=none``: with the change buffer (5.5's default
+``all``, merged after these tests were written) the same 60 s show one dip, not three
+(``test_native_dips_with_the_change_buffer``, a strict xfail): the k-index changes of
+the cold pool's first minute go to the change buffer and are merged by the master
+thread, which spreads the flushing; why that removes the dips at 1/64 of the sizes is
+not analysed yet."""
 import numpy as np
 import pytest
 
@@ -20,8 +27,12 @@ RATE = 800
 SETTLED_S = 15          # the cold pool's reads and the first climb of the age are over
 
 
-def _series(case: str, *overrides: str) -> dict:
-    _, tables = run_point("flushing", f"case/flushing={case}", SCALE, *overrides,
+NO_IBUF = "engine.innodb_change_buffering=none"
+
+
+def _series(case: str, *overrides: str, ibuf: bool = False) -> dict:
+    over = overrides if ibuf else (NO_IBUF, *overrides)
+    _, tables = run_point("flushing", f"case/flushing={case}", SCALE, *over,
                           details=True)
     rows = tables["engine"]
     rows = rows.to_pylist() if hasattr(rows, "to_pylist") else rows
@@ -60,3 +71,11 @@ def test_the_dips_need_a_controller_cache_smaller_than_the_storm():
     assert big["flushed_list"].max() > 4 * np.median(big["flushed_list"])
     # ... but the 256 MB cache takes them and no second dips
     assert _dip_episodes(big) == [], big["trx"]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="with the change buffer on (5.5's default) one dip in 60 s, not a "
+                          "repeating pattern (module docstring)")
+def test_native_dips_with_the_change_buffer():
+    native = _series("hdd_mysql55_native", ibuf=True)
+    assert len(_dip_episodes(native)) >= 3, native["trx"]
