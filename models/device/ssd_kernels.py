@@ -370,13 +370,9 @@ def rebuild(i32, i64, used_blocks, open_fill):
 # -- calendars: busy intervals with back-filling -----------------------------------------
 
 @njit(cache=True)
-def _reserve(iv_s, iv_e, iv_n, row, t, dur, now):
-    """Earliest start >= t of a ``dur`` ns gap in ``row``'s busy intervals; books it.
-
-    Intervals are kept sorted and disjoint (touching ones merged); those that ended by
-    ``now`` are dropped. When the row is full the booking goes after the last one."""
-    n = iv_n[row]
-    # drop the intervals that ended by now (ends are sorted: binary search)
+def _drop_ended(iv_s, iv_e, row, n, now):
+    """Drop ``row``'s first ``n`` intervals that ended by ``now`` (ends are sorted:
+    binary search); returns how many are left."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -390,6 +386,16 @@ def _reserve(iv_s, iv_e, iv_n, row, t, dur, now):
             iv_s[row, i - k] = iv_s[row, i]
             iv_e[row, i - k] = iv_e[row, i]
         n -= k
+    return n
+
+
+@njit(cache=True)
+def _reserve(iv_s, iv_e, iv_n, row, t, dur, now):
+    """Earliest start >= t of a ``dur`` ns gap in ``row``'s busy intervals; books it.
+
+    Intervals are kept sorted and disjoint (touching ones merged); those that ended by
+    ``now`` are dropped. When the row is full the booking goes after the last one."""
+    n = _drop_ended(iv_s, iv_e, row, iv_n[row], now)
     # first interval still busy at t, then the first gap of dur from there on
     lo, hi = 0, n
     while lo < hi:
@@ -438,16 +444,7 @@ def _cut_in(iv_s, iv_e, iv_n, row, t, dur, now):
     host read's, with read priority): it waits for the transfer in progress at ``t``
     (one page at most: ``dur``), and the busy time booked from its start on moves back
     by ``dur``, the gaps after it absorbing the shift. Returns its start."""
-    n = iv_n[row]
-    k = 0
-    while k < n and iv_e[row, k] <= now:
-        k += 1
-    if k:
-        for i in range(k, n):
-            iv_s[row, i - k] = iv_s[row, i]
-            iv_e[row, i - k] = iv_e[row, i]
-        n -= k
-        iv_n[row] = n
+    n = iv_n[row] = _drop_ended(iv_s, iv_e, row, iv_n[row], now)
     lo, hi = 0, n                       # first interval still busy after t
     while lo < hi:
         mid = (lo + hi) >> 1
