@@ -370,17 +370,24 @@ def rebuild(i32, i64, used_blocks, open_fill):
 # -- calendars: busy intervals with back-filling -----------------------------------------
 
 @njit(cache=True)
-def _drop_ended(iv_s, iv_e, row, n, now):
-    """Drop ``row``'s first ``n`` intervals that ended by ``now`` (ends are sorted:
-    binary search); returns how many are left."""
+def _first_end_after(iv_e, row, n, t):
+    """Index of the first of ``row``'s first ``n`` intervals (ends sorted) that ends
+    after ``t`` (``n``: none does)."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
-        if iv_e[row, mid] <= now:
+        if iv_e[row, mid] <= t:
             lo = mid + 1
         else:
             hi = mid
-    k = lo
+    return lo
+
+
+@njit(cache=True)
+def _drop_ended(iv_s, iv_e, row, n, now):
+    """Drop ``row``'s first ``n`` intervals that ended by ``now``; returns how many are
+    left."""
+    k = _first_end_after(iv_e, row, n, now)
     if k:
         for i in range(k, n):
             iv_s[row, i - k] = iv_s[row, i]
@@ -397,13 +404,7 @@ def _reserve(iv_s, iv_e, iv_n, row, t, dur, now):
     ``now`` are dropped. When the row is full the booking goes after the last one."""
     n = _drop_ended(iv_s, iv_e, row, iv_n[row], now)
     # first interval still busy at t, then the first gap of dur from there on
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if iv_e[row, mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = _first_end_after(iv_e, row, n, t)
     cand = t
     pos = n
     for i in range(lo, n):
@@ -445,13 +446,7 @@ def _cut_in(iv_s, iv_e, iv_n, row, t, dur, now):
     (one page at most: ``dur``), and the busy time booked from its start on moves back
     by ``dur``, the gaps after it absorbing the shift. Returns its start."""
     n = iv_n[row] = _drop_ended(iv_s, iv_e, row, iv_n[row], now)
-    lo, hi = 0, n                       # first interval still busy after t
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if iv_e[row, mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = _first_end_after(iv_e, row, n, t)      # first interval still busy after t
     if lo == n or iv_s[row, lo] >= t + dur or n == iv_s.shape[1]:
         return _reserve(iv_s, iv_e, iv_n, row, t, dur, now)     # a gap that fits
     if iv_s[row, lo] <= t:              # a transfer in progress: wait for its end
