@@ -176,6 +176,24 @@ class WritePool(MidpointLRU):
             n += 1
         return n
 
+    def warm_insert(self, page: int) -> bool:
+        """Outside simulated time (a warm-up replay, ``server.warmup``): ``page`` enters
+        at the midpoint without a read, in a free frame, else in the frame of the first
+        replaceable page of the LRU tail's ``BUF_LRU_SEARCH_SCAN_THRESHOLD``, else in
+        the LRU-tail page's frame - that page leaves clean, as if a single-page flush
+        had written it; returns True then (the caller counts the write, which is not
+        simulated)."""
+        written = False
+        if self.free == 0 and not self.scan_and_free(BUF_LRU_SEARCH_SCAN_THRESHOLD):
+            victim = next(self.tail())
+            self.flush_list.pop(victim, None)
+            self.newest.pop(victim, None)
+            self.evict(victim)
+            written = True
+        self.free -= 1
+        self._insert(page)
+        return written
+
     def modify(self, page: int, lsn: int) -> None:
         """A mini-transaction that changed a resident page committed at ``lsn``
         (``buf_flush_note_modification``)."""

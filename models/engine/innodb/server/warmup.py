@@ -18,7 +18,7 @@ allocated), through the pool's own code:
 
 - a resident page is accessed (``MidpointLRU.access``: midpoint insertion, made young);
 - a missing page takes a free frame, else the first clean page of the LRU tail's
-  ``BUF_LRU_SEARCH_SCAN_THRESHOLD`` (``WritePool.scan_and_free``), else the LRU-tail
+  ``BUF_LRU_SEARCH_SCAN_THRESHOLD`` (``WritePool.warm_insert``), else the LRU-tail
   page, which the replay counts as written (a user thread's single-page flush) - its
   write happens before the measured run and is not simulated;
 - a changed page joins the flush list at the redo's LSN when the replay starts (the
@@ -42,7 +42,6 @@ where the server would buffer a change to a leaf not in the pool.
 from __future__ import annotations
 
 from ..ops import PRIMARY, WRITE_KINDS
-from ..buffer.pool import BUF_LRU_SEARCH_SCAN_THRESHOLD
 
 # a pool the workload hardly misses in (a hit rate above 1 - 1/64: one that holds about
 # all of the data) never turns over: the replay stops after this many page references
@@ -87,18 +86,8 @@ def replay(server, transactions, turnovers: float) -> dict:
             access(p)
             return
         misses += 1
-        if pool.free > 0:
-            pool.free -= 1
-        elif not pool.scan_and_free(BUF_LRU_SEARCH_SCAN_THRESHOLD):
-            victim = next(pool.tail())
-            flush_list.pop(victim, None)
-            pool.newest.pop(victim, None)
-            pool.evict(victim)
+        if pool.warm_insert(p):
             written += 1
-            pool.free -= 1
-        else:
-            pool.free -= 1
-        pool._insert(p)
         access(p)
 
     try:
