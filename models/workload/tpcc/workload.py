@@ -11,7 +11,8 @@ those that end in the interval are counted (``report``).
 ``run.scale`` multiplies ``duration`` and ``rampup`` (the database and the rates are
 kept), as sysbench's ``time``. The server's interface: ``create_tables``,
 ``start`` / ``stop``, ``run``, ``status``, ``table_pages``; ``preload`` for
-``warm_pool``.
+``warm_pool``, ``warm_replay`` for ``warm_pool_turnovers`` (both in ``warm_up``, at
+``start``).
 
 Deterministic from the run's generator: each connection draws from a child of it.
 """
@@ -50,16 +51,12 @@ class Tpcc(MeasuredRun):
         self.builder = TxnBuilder(cfg.warehouses, TpccState(cfg.warehouses, cfg.warm_pool))
         server.create_tables(schema.table_defs(cfg.warehouses))
         self.loaded_pages = sum(server.table_pages().values())
-        self.preloaded = server.preload() if cfg.warm_pool and hasattr(server, "preload") else 0
+        # the run's past (``warm_up``): its own stream, a further child (the
+        # connections' are unchanged)
+        self._warm_rng, self._consts = rng.spawn(1)[0], consts
+        self.preloaded = 0
         self.warm: dict = {}
-        if self.preloaded and cfg.warm_pool_turnovers > 0:
-            # the run's past: its own stream (a further child: the connections' are
-            # unchanged), the districts' orders it places are the run's (Stock-Level's
-            # last 20 orders are then the ones whose STOCK rows the replay touched)
-            wrand, build = nurand.TpccRand(rng.spawn(1)[0], consts), self.builder.build
-            self.warm = server.warm_replay((build(wrand)[1] for _ in iter(int, 1)),
-                                           cfg.warm_pool_turnovers)
-            self.builder.counts = dict.fromkeys(TYPES, 0)
+        self._warmed = False
         self.lat: dict[str, list] = {t: [] for t in TYPES}
         self.rollbacks = 0
         self.running = 0
@@ -73,7 +70,27 @@ class Tpcc(MeasuredRun):
         """``duration`` as the run uses it (after ``run.scale``)."""
         return self.duration_ns / 1e9
 
+    def warm_up(self) -> None:
+        """The pool the run starts from, outside simulated time (``start`` calls it; a
+        trial build - ``pipeline.spec.prepare`` - does not pay for it): with
+        ``warm_pool`` the server's ``preload``, then with ``warm_pool_turnovers`` its
+        ``warm_replay`` of this workload's transactions. The districts' orders the
+        replay places are the run's (Stock-Level's last 20 orders are then the ones
+        whose STOCK rows the replay touched)."""
+        if self._warmed:
+            return
+        self._warmed = True
+        cfg, server = self.cfg, self.server
+        self.preloaded = server.preload() if cfg.warm_pool and hasattr(server, "preload") else 0
+        if self.preloaded and cfg.warm_pool_turnovers > 0:
+            wrand = nurand.TpccRand(self._warm_rng, self._consts)
+            build = self.builder.build
+            self.warm = server.warm_replay((build(wrand)[1] for _ in iter(int, 1)),
+                                           cfg.warm_pool_turnovers)
+            self.builder.counts = dict.fromkeys(TYPES, 0)
+
     def start(self) -> None:
+        self.warm_up()
         sim = self.sim
         self._begin(self.rampup_ns, self.duration_ns)
         self.running = self.cfg.clients

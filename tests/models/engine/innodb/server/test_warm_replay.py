@@ -99,7 +99,10 @@ def test_after_a_replay_the_measured_reads_evict_dirty_pages():
 def _tpcc(turnovers):
     sim, srv, _, _ = build(tables=(), innodb_buffer_pool_size="5M")
     cfg = TpccConfig(warehouses=1, connections=2, duration=1, warm_pool_turnovers=turnovers)
-    return Tpcc(sim, cfg, srv, np.random.default_rng(11)), srv
+    w = Tpcc(sim, cfg, srv, np.random.default_rng(11))
+    assert w.preloaded == 0 and not srv.pool.lru_len()     # not at construction
+    w.warm_up()
+    return w, srv
 
 
 def test_tpcc_replays_its_own_transactions_without_moving_the_measured_run():
