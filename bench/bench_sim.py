@@ -26,7 +26,6 @@ import argparse
 import cProfile
 import json
 import pstats
-import subprocess
 import sys
 
 from pipeline.numba_cache import configure as _configure_numba_cache
@@ -36,15 +35,6 @@ _configure_numba_cache()  # before the models import numba
 from . import cases  # noqa: E402
 
 CASES = ("hdd", "ssd", "raid10", "e5", "e2", "bare")
-
-
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(cases.ROOT), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, check=True)
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def selected(only: str) -> set[str]:
@@ -79,7 +69,7 @@ def run_all(args) -> dict:
 
 
 def report(rows: dict, args) -> dict:
-    out = {"commit": _commit(), "clock": "process_time (CPU s)", "cases": {}}
+    out = {"commit": cases.commit(), "clock": "process_time (CPU s)", "cases": {}}
     print(f"commit {out['commit']}; CPU time (user+sys of this process)")
     print(f"{'case':<28} {'host I/Os':>10} {'CPU s':>8} {'I/Os per CPU-s':>15} "
           f"{'events/I/O':>10} {'peak RSS MB':>11}  note")

@@ -10,6 +10,7 @@ collector paused, as ``pipeline.worker`` runs every simulation (``gc_paused``).
 """
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,16 @@ def fio_case(device: str, n_ios: int, repeat: int = 3) -> Measure:
     fio_run(make, 2_000)
     runs = [fio_run(make, n_ios) for _ in range(repeat)]
     return min(runs, key=lambda m: m.cpu_s)
+
+
+def commit() -> str:
+    """``git describe --always --dirty`` of the checkout the bench runs from."""
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def compose_spec(experiment: str, overrides: list[str]):
