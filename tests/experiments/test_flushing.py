@@ -18,7 +18,12 @@ of the rate (with the change buffer off the storms are larger and the drops deep
 README, E8). So the tests assert the pattern - storms, each at the async point, their
 seconds on average below the quiet ones, a hard drop - on two seeds, not a count of
 seconds under a threshold (which held on seed 0 only). Each run costs ~20 s of one
-core (the 1/16 runs ~21 s each); the criteria were checked on seeds 0-2."""
+core (the 1/16 runs ~21 s each); the criteria were checked on seeds 0-2.
+
+Since the master thread's 10-second part is modelled (PCT_IO(10) = 400 of the oldest
+pages every 10 s under 5.5 and XtraDB) native's storms at 1/64 are smaller and the
+repeated hard drops are a strict xfail at this size (the test's comment says why); the
+1/16 test asserts native's hard drop."""
 import numpy as np
 import pytest
 
@@ -69,8 +74,17 @@ def _storm_minima(s: dict, storms) -> tuple[list[float], float]:
     return minima, float(s["trx"][quiet].min())
 
 
+# At 1/64 of the sizes the master thread's 10-second part (PCT_IO(10) = 400 of the
+# oldest pages every 10 s, a page count that does not shrink with the sizes: 2.4 % of
+# the 256 MB pool, ~64 times the share of the log cycle it takes at full size) pulls the
+# checkpoint back often enough that native's async-point storms are smaller: on seeds
+# 0 and 1 two storms past second 15 on one, no second under 3/4 of the rate on the
+# other (deepest 682-780 trx/s). The repeated hard drops are a miss at this size; the
+# 1/16 test below keeps native's hard drop.
+@pytest.mark.xfail(strict=True, reason="1/64: the master thread's unscaled 10-second "
+                   "flush (PCT_IO(10)) shallows native's async-point storms")
 @pytest.mark.parametrize("seed", [0, 1])
-def test_native_storms_at_the_async_point_drop_throughput_estimate_keeps_a_band(seed):
+def test_native_storms_at_the_async_point_drop_throughput_repeatedly(seed):
     native = _series("hdd_mysql55_native", f"run.seed={seed}")
     storms = _storms(native)
     starts = [native["t_s"][g[0]] for g in storms]
@@ -83,11 +97,13 @@ def test_native_storms_at_the_async_point_drop_throughput_estimate_keeps_a_band(
     minima, quiet_min = _storm_minima(native, storms)
     assert min(minima) < 0.75 * RATE, minima                        # a hard drop
     assert np.mean(minima) < quiet_min, (minima, quiet_min)         # the storms', not noise
-    if seed == 0:
-        estimate = _series("hdd_percona_estimate")
-        assert estimate["trx"].min() >= 0.9 * RATE, estimate["trx"]  # a band
-        assert (estimate["checkpoint_age"].max()
-                > 0.9 * estimate["max_modified_age_async"].max())
+
+
+def test_estimate_flushes_by_age_and_keeps_a_band():
+    estimate = _series("hdd_percona_estimate")
+    assert estimate["trx"].min() >= 0.9 * RATE, estimate["trx"]      # a band
+    assert (estimate["checkpoint_age"].max()
+            > 0.9 * estimate["max_modified_age_async"].max())
 
 
 def test_the_drops_need_a_controller_cache_smaller_than_the_storm():

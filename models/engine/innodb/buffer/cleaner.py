@@ -8,8 +8,9 @@ Each loop: sleep until a second (the policy's ``sleep_ns``) after the last loop 
 the server was active (the LSN moved); the policy's LRU tail batch, if any; its
 flush-list batch, if any (a batch already running - a user thread's preflush - is
 given up, or waited for and asked again when the batch says ``retry``); the policy is
-told what was written. Every ``checkpoint_every_s`` loops of a second the thread
-writes a checkpoint (``LogCheckpointer.checkpoint``).
+told what was written. Every ten loops of a second the policy's 10-second batches
+(the master thread's; none for the 5.6 page cleaner), and every
+``checkpoint_every_s`` loops of a second a checkpoint (``LogCheckpointer.checkpoint``).
 
 The per-second series lives in ``server.series``; this thread keeps none.
 Deliberately not modelled: several page cleaner threads (5.7), the master thread's
@@ -20,6 +21,8 @@ from __future__ import annotations
 from .flushing import LSN_MAX, SECOND_NS, policy_for
 
 __all__ = ["LSN_MAX", "BackgroundFlusher"]
+
+TEN_SECOND_LOOPS = 10   # srv_master_thread's 1-second loops per 10-second part
 
 
 class BackgroundFlusher:
@@ -34,6 +37,7 @@ class BackgroundFlusher:
         self.policy = policy_for(cfg)(cfg, pool, flusher, ckpt)
         self._running = False
         self.flushed_background = 0
+        self.flushed_ten_second = 0     # of those, by the master thread's 10-second part
         self.loops = 0
 
     def start(self) -> None:
@@ -88,5 +92,10 @@ class BackgroundFlusher:
             if tenths >= 10:
                 tenths -= 10
                 second += 1
+                if second % TEN_SECOND_LOOPS == 0:
+                    for batch in policy.ten_second_batches():
+                        m = yield from self._flush_list(batch)
+                        self.flushed_background += m
+                        self.flushed_ten_second += m
                 if second % self.ckpt.checkpoint_every_s == 0:
                     yield from self.ckpt.checkpoint()

@@ -11,13 +11,20 @@ flush list and up to which LSN, and whether the thread sleeps before its next lo
 - ``MasterThread``: the 1-second loop of ``srv_master_thread`` (5.1, 5.5, XtraDB):
   above ``innodb_max_dirty_pages_pct`` a flush-list batch of ``PCT_IO(100)`` whatever
   the algorithm, and no sleep before the next loop (``skip_sleep``: the batch "may
-  have taken even more than 1 second, and also, there may be more to flush"), else
-  the algorithm's ``adaptive()``.
+  have taken even more than 1 second, and also, there may be more to flush"; not in
+  XtraDB 5.5, whose loop only keeps to the second), else the algorithm's
+  ``adaptive()``. After every ten 1-second loops, the flushing of its
+  10-second part (``ten_second_batches``, before the checkpoint): ``PCT_IO(100)``
+  pages if fewer than ``PCT_IO(3)`` I/Os are pending and the last ten seconds did
+  fewer than ``PCT_IO(200)`` (``SRV_PEND_IO_THRESHOLD``, ``SRV_PAST_IO_ACTIVITY``:
+  spare I/O capacity), then - "to make a new checkpoint younger" - ``PCT_IO(100)``
+  pages if more than 70 % of the pool is dirty, else ``PCT_IO(10)``. The same in the
+  5.1, plugin, 5.5 and XtraDB 5.1 / 5.5 sources.
 
 A policy reads the state (pool, flusher counters, log margins) and decides; the thread
-owns time, the batches and the checkpoint. Deliberately not modelled: the master
-thread's 10-second loop (purge, insert buffer), its background loop when the server
-is idle.
+owns time, the batches and the checkpoint. Deliberately not modelled: the rest of the
+master thread's 10-second part (purge, insert buffer merge), its background loop when
+the server is idle.
 """
 from __future__ import annotations
 
@@ -72,19 +79,49 @@ class FlushPolicy:
     def done(self, flushed: int) -> None:
         pass
 
+    def ten_second_batches(self):
+        """Generator of the flush-list batches of the thread's 10-second part, each asked
+        for after the one before it ran (none for the 5.6 page cleaner)."""
+        return iter(())
+
 
 class MasterThread(FlushPolicy):
     """``srv_master_thread``'s once-a-second flushing (``srv0srv.c``); ``adaptive()`` is
     the algorithm's, run below ``innodb_max_dirty_pages_pct``."""
+
+    def __init__(self, cfg, pool, flusher, ckpt) -> None:
+        super().__init__(cfg, pool, flusher, ckpt)
+        self.n_ios_very_old = self._n_ios()
+        # XtraDB 5.5's master thread never skips its sleep (the loop keeps the second
+        # by next_itr_time alone); 5.1, the plugin, 5.5 and XtraDB 5.1 do after a
+        # PCT_IO(100) batch
+        self.skips_sleep = cfg.version != "percona_5.5"
 
     def plan(self, active: bool) -> Batch | None:
         self.skip_sleep = False
         self.sleep_ns = SECOND_NS
         if self.pool.dirty_pct() > self.cfg.innodb_max_dirty_pages_pct:
             self.above_dirty_limit()
-            self.skip_sleep = True          # "there may be more to flush" (srv0srv.c)
+            # "there may be more to flush" (srv0srv.c); XtraDB 5.5 sleeps on
+            self.skip_sleep = self.skips_sleep
             return Batch(self.pct_io(100))
         return self.adaptive()
+
+    def _n_ios(self) -> int:
+        """``log_sys->n_log_ios + n_pages_read + n_pages_written``."""
+        return self.ckpt.redo.file_writes + self.pool.reads + self.flusher.pages_flushed
+
+    def _n_pending_ios(self) -> int:
+        """``buf_get_n_pending_ios() + log_sys->n_pending_writes``: pages being read or
+        written, log writes in flight."""
+        return len(self.pool.reading) + len(self.pool.io_fixed) + self.ckpt.redo.n_pending_writes
+
+    def ten_second_batches(self):
+        if (self._n_pending_ios() < self.pct_io(3)
+                and self._n_ios() - self.n_ios_very_old < self.pct_io(200)):
+            yield Batch(self.pct_io(100))
+        yield Batch(self.pct_io(100) if self.pool.dirty_pct() > 70 else self.pct_io(10))
+        self.n_ios_very_old = self._n_ios()     # at the loop's start again
 
     def above_dirty_limit(self) -> None:
         """The ``PCT_IO(100)`` branch ran instead of the algorithm (XtraDB resets

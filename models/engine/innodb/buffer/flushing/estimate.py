@@ -1,7 +1,8 @@
 """XtraDB's ``estimate``: ``innodb_adaptive_checkpoint=estimate`` (5.1,
 ``srv_adaptive_checkpoint == 2``), ``innodb_adaptive_flushing_method=estimate`` in
-Percona Server 5.5. Follows the XtraDB 5.1 source; the 5.5 rule is taken to be the same
-(renamed variable) - reconstructed, not read.
+Percona Server 5.5. Follows the XtraDB 5.1 source; the XtraDB 5.5 source (as Drizzle's
+InnoDB plugin carries it: InnoDB 1.1.6 with XtraDB's flushing methods) has the same rule
+under the renamed variable.
 
 Once a second, below ``innodb_max_dirty_pages_pct``, with ``m`` = ``max_checkpoint_age``
 (the log margin) and ``age`` the checkpoint age:

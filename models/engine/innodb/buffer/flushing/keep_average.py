@@ -1,7 +1,7 @@
 """XtraDB's ``keep_average``: ``innodb_adaptive_checkpoint=keep_average`` (5.1,
 ``srv_adaptive_checkpoint == 3``), ``innodb_adaptive_flushing_method=keep_average`` in
-Percona Server 5.5. Follows the XtraDB 5.1 source; the 5.5 rule is taken to be the same
-- reconstructed, not read.
+Percona Server 5.5. Follows the XtraDB 5.1 source; the XtraDB 5.5 source (as Drizzle's
+InnoDB plugin carries it) has the same rule.
 
 Ten loops a second (the master thread's next wake-up is 100 ms away instead of 1 s;
 ten of them count as one loop of its 10-second cycle). Each loop, below

@@ -5,8 +5,9 @@ Below ``innodb_max_dirty_pages_pct``, ``buf_flush_get_desired_flush_rate``: the 
 the redo generation rate asks for, ``n_dirty x redo_avg / log_capacity - lru_flush_avg``
 (``redo_avg``: LSN bytes per second, ``lru_flush_avg``: pages flushed from the LRU per
 second, both averaged over ``BUF_FLUSH_STAT_N_INTERVAL`` = 20 s plus the current
-second), at most ``PCT_IO(100)``. Without ``innodb_adaptive_flushing`` nothing (the
-name ``none``; XtraDB 5.1's ``innodb_adaptive_checkpoint=none``). Follows the source.
+second), at most ``PCT_IO(100)``; a batch of the whole ``PCT_IO(100)`` skips the
+sleep before the next loop. Without ``innodb_adaptive_flushing`` nothing (the name
+``none``; XtraDB 5.1's ``innodb_adaptive_checkpoint=none``). Follows the source.
 """
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ class MySQL55(MasterThread):
         if not self.cfg.innodb_adaptive_flushing:
             return None
         want = self.desired_flush_rate()
+        # a batch of the whole PCT_IO(100): no sleep before the next loop (not in XtraDB
+        # 5.5: ``MasterThread.skips_sleep``)
+        self.skip_sleep = self.skips_sleep and want == self.pct_io(100)
         return Batch(want) if want else None
 
     def done(self, flushed: int) -> None:

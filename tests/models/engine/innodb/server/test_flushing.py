@@ -1,7 +1,7 @@
 """Flushing mechanisms: neighbours in the extent, the background flush batches of each
 version (5.1 master thread 100 pages, 5.5 innodb_io_capacity above the dirty limit, back
-to back; 5.6 page cleaner flushing PCT_IO(100) a second when idle), 5.6 adaptive
-flushing's pct_for_lsn."""
+to back; 5.6 page cleaner flushing PCT_IO(100) a second when idle), the master thread's
+10-second part, 5.6 adaptive flushing's pct_for_lsn."""
 import math
 
 import pytest
@@ -35,8 +35,9 @@ def test_flush_neighbors_contiguous_or_whole_area(neighbors, expected):
     assert len(srv.pool.flush_list) == 4 - expected
 
 
-def _background(version, seconds=3.5, **kw):
-    """The flusher after ``seconds`` of an idle server with 1,200 dirty leaves."""
+def _background(version, seconds=3.5, server=False, **kw):
+    """The flusher (and the server if ``server``) after ``seconds`` of an idle server
+    with 1,200 dirty leaves."""
     sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
                             innodb_buffer_pool_size="32M", version=version,
                             commit_protocol="mysql51_builtin" if version != "5.6"
@@ -47,7 +48,7 @@ def _background(version, seconds=3.5, **kw):
     srv.start()
     sim.run(until_ns=int(seconds * 1e9) + 1000)
     srv.stop()
-    return srv.flusher
+    return (srv.flusher, srv) if server else srv.flusher
 
 
 def test_background_flush_rate_per_version():
@@ -70,6 +71,68 @@ def test_background_flush_rate_per_version():
     # and sleeps between its loops: one batch a second
     fl = _background("5.6", innodb_max_dirty_pages_pct=90, innodb_io_capacity=200)
     assert 600 <= fl.flushed_list < 3 * (200 + 64) and fl.list_batches == 3
+
+
+@pytest.mark.parametrize("dirty_pct,busy_ios,pending,expected", [
+    (50, 0, 0, [200, 20]),        # spare I/O capacity: PCT_IO(100), then PCT_IO(10)
+    (75, 0, 0, [200, 200]),       # more than 70 % dirty: PCT_IO(100) for the checkpoint
+    (50, 400, 0, [20]),           # PCT_IO(200) I/Os in the last 10 s: no spare capacity
+    (50, 399, 0, [200, 20]),
+    (50, 0, 6, [20]),             # PCT_IO(3) I/Os pending: none either
+    (75, 400, 6, [200])])
+def test_master_thread_ten_second_part(dirty_pct, busy_ios, pending, expected):
+    """``srv_master_thread``'s flushing after every ten 1-second loops (5.1, 5.5,
+    XtraDB): asked batch by batch, from the state the batch before left."""
+    sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
+                            innodb_buffer_pool_size="16M", version="5.5",
+                            innodb_io_capacity=200, commit_protocol="mysql51_builtin")
+    srv.preload()
+    pool, pol = srv.pool, srv.cleaner.policy
+    leaves = list(pool.old) + list(pool.young)
+    _dirty(srv, leaves[:int(dirty_pct / 100 * (pool.lru_len() + pool.free)) + 1])
+    assert (pool.dirty_pct() > 70) == (dirty_pct > 70)
+    pol.n_ios_very_old = pol._n_ios() - busy_ios
+    for p in leaves[-pending:] if pending else []:
+        pool.reading[p] = None
+    assert [b.pages for b in pol.ten_second_batches()] == expected
+    assert pol.n_ios_very_old == pol._n_ios()            # the next ten seconds start
+
+
+@pytest.mark.parametrize("version,dirty_pct,redo_bytes,pages,skip", [
+    ("5.5", 90, 10**12, 200, True),          # native rate capped at PCT_IO(100): no sleep
+    ("5.5", 90, 10**6, None, False),
+    ("5.5", 0, 0, 200, True),                # above innodb_max_dirty_pages_pct
+    ("percona_5.5", 90, 10**12, 200, False),  # XtraDB 5.5 sleeps on either way
+    ("percona_5.5", 0, 0, 200, False)])
+def test_master_thread_skips_its_sleep_after_a_full_pct_io_batch(
+        version, dirty_pct, redo_bytes, pages, skip):
+    sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
+                            innodb_buffer_pool_size="16M", version=version,
+                            innodb_io_capacity=200, innodb_max_dirty_pages_pct=dirty_pct,
+                            commit_protocol="mysql51_builtin")
+    srv.preload()
+    leaves = list(srv.pool.old) + list(srv.pool.young)
+    _dirty(srv, leaves[:100])
+    pol = srv.cleaner.policy
+    pol.stat_hist.append((redo_bytes, 0))
+    batch = pol.plan(True)
+    assert (batch.pages if batch else None) == pages
+    assert pol.skip_sleep is skip
+
+
+def test_ten_second_part_flushes_every_ten_seconds_not_on_the_page_cleaner():
+    # 5.5 with adaptive flushing off writes nothing below the dirty limit until the
+    # tenth loop: then PCT_IO(100) (an idle server has spare I/O) and PCT_IO(10)
+    # (1,200 of 2,048 pages dirty: under 70 %), neighbours of the last page included
+    for seconds, lo, hi in ((9.5, 0, 0), (10.5, 220, 220 + 2 * 64)):
+        fl, srv = _background("5.5", seconds, server=True, innodb_max_dirty_pages_pct=90,
+                              innodb_adaptive_flushing=False, innodb_io_capacity=200)
+        assert lo <= fl.flushed_list <= hi
+        assert srv.cleaner.flushed_ten_second == fl.flushed_list
+        assert fl.list_batches == (2 if lo else 0)
+    fl, srv = _background("5.6", 10.5, server=True, innodb_max_dirty_pages_pct=90,
+                          innodb_io_capacity=200)
+    assert srv.cleaner.flushed_ten_second == 0 and fl.flushed_list > 0
 
 
 def test_pct_for_lsn_is_af_get_pct_for_lsn():
