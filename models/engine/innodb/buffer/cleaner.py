@@ -14,7 +14,7 @@ told what was written. Every ten loops of a second the policy's 10-second batche
 
 The per-second series lives in ``server.series``; this thread keeps none.
 Deliberately not modelled: several page cleaner threads (5.7), the master thread's
-other duties (purge, insert buffer merge).
+other duties (purge; its insert buffer merge is ``server/ibuf.py``'s own thread).
 """
 from __future__ import annotations
 

@@ -26,12 +26,27 @@
   read's completion, before waiters see the page: the leaf, the ibuf page and the
   bitmap page are dirtied in one mini-transaction (redo per entry), the entries leave
   the ibuf.
-- **Background merge** (``ibuf_contract_for_n_pages``): once a second the master
-  thread reads ``PCT_IO(5)`` leaves that have entries (5 % of ``innodb_io_capacity``;
-  5.1: 5 pages), up to ``IBUF_MAX_N_PAGES_MERGED`` (8) at a time from one position of
-  the ibuf tree (``ibuf_get_merge_page_nos``; the position moves round the tree
-  instead of being random), all in flight together; the merge happens at their read
-  completion as above.
+- **Background merge** (the master thread's ``ibuf_contract_for_n_pages`` /
+  ``ibuf_contract_in_background``): reads leaves that have entries, up to
+  ``IBUF_MAX_N_PAGES_MERGED`` (8) at a time from one position of the ibuf tree
+  (``ibuf_get_merge_page_nos``; the position moves round the tree instead of being
+  random); the merge happens at their read completion as above. How many, per version
+  (``PCT_IO(p)``: p % of ``innodb_io_capacity``; 5.1's built-in InnoDB has no
+  ``innodb_io_capacity``, its figures are those of 100):
+
+  - 5.1, 5.5, XtraDB 5.1 / 5.5 (``srv0srv.c``): each second ``PCT_IO(5)`` leaves only if
+    the server looks idle - fewer than ``PCT_IO(3)`` I/Os pending and fewer than
+    ``PCT_IO(5)`` done during the second's sleep (``SRV_PEND_IO_THRESHOLD``,
+    ``SRV_RECENT_IO_ACTIVITY``; I/Os as the flushing policy counts them: log writes,
+    pages read, pages written) - and every ten seconds ``PCT_IO(5)`` "even if the
+    server were active". Under load that is ``PCT_IO(5)`` per ten seconds.
+  - 5.6 (``srv_master_do_active_tasks``): every second ``PCT_IO(5)``, plus
+    ``PCT_IO(100 * (size - max/2) / (max + 1))`` when the ibuf is more than half its
+    maximum size.
+
+  The reads are issued and not waited for (``sync`` = FALSE), except in 5.1's
+  built-in InnoDB, whose master thread waits for each batch. The loop is a thread of
+  its own keeping its own second, not a step of the flushing thread's loop.
 
 Status (``stats``): Percona's ``Innodb_ibuf_*`` names where they exist
 (``Innodb_ibuf_size``, ``Innodb_ibuf_free_list``, ``Innodb_ibuf_segment_size``,
@@ -45,9 +60,9 @@ Deliberately not modelled: the ibuf's own latches (``ibuf_mutex``, the pessimist
 insert and its ``ibuf_pessimistic_insert_mutex``), the free-space bits of the bitmap
 (a buffered insert never finds its leaf too full), the user thread's synchronous
 contraction above the maximum size (``ibuf_contract_after_insert``), the master
-thread's idle-time rule (5.5 merges ``PCT_IO(5)`` only when few I/Os happened in the
-last second, ``PCT_IO(100)`` when idle - here ``PCT_IO(5)`` every second), the purge's
-buffered deletes, the ibuf pages' own ordering beyond the target page's position.
+thread's background loop when the server has had no user activity (``PCT_IO(100)``
+leaves; 5.6's ``srv_master_do_idle_tasks``), XtraDB's ``innodb_ibuf_accel_rate``
+(its default, 100 %, is the model's), the purge's buffered deletes, the ibuf pages' own ordering beyond the target page's position.
 """
 from __future__ import annotations
 
@@ -75,6 +90,7 @@ IBUF_BITMAP_PAGE_NO = 1            # FSP_IBUF_BITMAP_OFFSET
 FSP_IBUF_TREE_ROOT_PAGE_NO = 4     # the ibuf tree's root: page 4 of ibdata1
 MERGE_REDO_BYTES_PER_ENTRY = 40    # the applied record's MLOG_*_REC_* + the ibuf delete
 SECOND_NS = 1_000_000_000
+TEN_SECOND_LOOPS = 10              # the master thread's 1-second loops per 10-second part
 
 
 class ChangeBuffer:
@@ -86,8 +102,8 @@ class ChangeBuffer:
         self.sim = server.sim
         self.ops = BUFFERED_OPS[cfg.change_buffering]
         self.max_pages = cfg.change_buffer_max_pages
-        self.pct_io_5 = max(1, (100 if cfg.generation == "5.1" else cfg.innodb_io_capacity)
-                            * 5 // 100)
+        self.generation = cfg.generation
+        self.sync = cfg.version == "5.1"        # the built-in InnoDB waits for its reads
         self.pending: dict[int, list] = {}     # leaf -> [inserts, delete marks, bytes]
         self.bytes = 0                          # bytes of the entries waiting
         self.pages = [FSP_IBUF_TREE_ROOT_PAGE_NO]   # ibuf tree pages (ibdata1): the root first
@@ -215,20 +231,48 @@ class ChangeBuffer:
         self._running = False
 
     def _loop(self):
-        """The master thread's ``ibuf_contract_for_n_pages(PCT_IO(5))`` once a second."""
-        sim = self.sim
+        """The master thread's background merge, once a second (module docstring)."""
+        policy = self.server.cleaner.policy
+        second = 0
         while self._running:
+            n_ios_old = policy.n_ios()
             yield SECOND_NS
             if not self._running:
                 return
-            done = 0
-            while done < self.pct_io_5 and self.pending:
-                batch = self._pick()
-                if not batch:
-                    break
-                yield from self._read(batch)
-                done += len(batch)
-        return sim
+            second += 1
+            n = self.background_pages(policy, policy.n_ios() - n_ios_old,
+                                      second % TEN_SECOND_LOOPS == 0)
+            yield from self.contract(n)
+
+    def background_pages(self, policy, recent_ios: int, ten_second: bool) -> int:
+        """Leaves the master thread merges this second: ``recent_ios`` I/Os were done
+        during its sleep; ``ten_second``: its 10-second part runs too (5.1 / 5.5)."""
+        if self.generation == "5.6":
+            n = policy.pct_io(5)
+            half = self.max_pages // 2
+            size = self.size_pages()
+            if size > half:
+                n += policy.pct_io((size - half) * 100 // (self.max_pages + 1))
+            return n
+        n = 0
+        if policy.n_pending_ios() < policy.pct_io(3) and recent_ios < policy.pct_io(5):
+            n += policy.pct_io(5)
+        if ten_second:
+            n += policy.pct_io(5)
+        return n
+
+    def contract(self, n_pages: int):
+        """Generator: ``ibuf_contract_for_n_pages(sync, n_pages)``: batches of leaves with
+        entries read until ``n_pages`` were picked or none is left to read."""
+        done = 0
+        while done < n_pages and self.pending:
+            batch = self._pick()
+            if not batch:
+                break
+            procs = self._read(batch)
+            if self.sync:
+                yield all_of(self.sim, procs)
+            done += len(batch)
 
     def _pick(self) -> list[int]:
         """``ibuf_get_merge_page_nos``: up to 8 leaves with entries from the cursor's
@@ -246,14 +290,11 @@ class ChangeBuffer:
         self._cursor = keys[min(len(keys) - 1, i + IBUF_MAX_N_PAGES_MERGED - 1)] + 1
         return out
 
-    def _read(self, pages):
-        """Generator: ``buf_read_ibuf_merge_pages``: the reads in flight together."""
+    def _read(self, pages) -> list:
+        """``buf_read_ibuf_merge_pages``: the reads issued together; their processes."""
         srv = self.server
-        procs = []
-        for p in pages:
-            self.background_reads += 1
-            procs.append(self.sim.spawn(srv.pool.fetch(p), "ibuf_merge_read"))
-        yield all_of(self.sim, procs)
+        self.background_reads += len(pages)
+        return [self.sim.spawn(srv.pool.fetch(p), "ibuf_merge_read") for p in pages]
 
     def stats(self) -> dict:
         size = self.size_pages()

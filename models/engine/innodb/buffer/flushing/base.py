@@ -22,9 +22,10 @@ flush list and up to which LSN, and whether the thread sleeps before its next lo
   5.1, plugin, 5.5 and XtraDB 5.1 / 5.5 sources.
 
 A policy reads the state (pool, flusher counters, log margins) and decides; the thread
-owns time, the batches and the checkpoint. Deliberately not modelled: the rest of the
-master thread's 10-second part (purge, insert buffer merge), its background loop when
-the server is idle.
+owns time, the batches and the checkpoint. The master thread's insert buffer merge
+runs in ``server/ibuf.py`` on this policy's ``pct_io``, ``n_ios`` and
+``n_pending_ios``. Deliberately not modelled: the rest of the master thread's 10-second
+part (purge), its background loop when the server is idle.
 """
 from __future__ import annotations
 
@@ -70,6 +71,15 @@ class FlushPolicy:
     def lsn(self) -> int:
         return self.ckpt.redo.lsn
 
+    def n_ios(self) -> int:
+        """The master thread's I/O count: ``log_sys->n_log_ios + n_pages_read + n_pages_written``."""
+        return self.ckpt.redo.file_writes + self.pool.reads + self.flusher.pages_flushed
+
+    def n_pending_ios(self) -> int:
+        """``buf_get_n_pending_ios() + log_sys->n_pending_writes``: pages being read or
+        written, log writes in flight."""
+        return len(self.pool.reading) + len(self.pool.io_fixed) + self.ckpt.redo.n_pending_writes
+
     def lru_depth(self, active: bool) -> int:
         return 0
 
@@ -91,7 +101,7 @@ class MasterThread(FlushPolicy):
 
     def __init__(self, cfg, pool, flusher, ckpt) -> None:
         super().__init__(cfg, pool, flusher, ckpt)
-        self.n_ios_very_old = self._n_ios()
+        self.n_ios_very_old = self.n_ios()
         # XtraDB 5.5's master thread never skips its sleep (the loop keeps the second
         # by next_itr_time alone); 5.1, the plugin, 5.5 and XtraDB 5.1 do after a
         # PCT_IO(100) batch
@@ -107,21 +117,12 @@ class MasterThread(FlushPolicy):
             return Batch(self.pct_io(100))
         return self.adaptive()
 
-    def _n_ios(self) -> int:
-        """``log_sys->n_log_ios + n_pages_read + n_pages_written``."""
-        return self.ckpt.redo.file_writes + self.pool.reads + self.flusher.pages_flushed
-
-    def _n_pending_ios(self) -> int:
-        """``buf_get_n_pending_ios() + log_sys->n_pending_writes``: pages being read or
-        written, log writes in flight."""
-        return len(self.pool.reading) + len(self.pool.io_fixed) + self.ckpt.redo.n_pending_writes
-
     def ten_second_batches(self):
-        if (self._n_pending_ios() < self.pct_io(3)
-                and self._n_ios() - self.n_ios_very_old < self.pct_io(200)):
+        if (self.n_pending_ios() < self.pct_io(3)
+                and self.n_ios() - self.n_ios_very_old < self.pct_io(200)):
             yield Batch(self.pct_io(100))
         yield Batch(self.pct_io(100) if self.pool.dirty_pct() > 70 else self.pct_io(10))
-        self.n_ios_very_old = self._n_ios()     # at the loop's start again
+        self.n_ios_very_old = self.n_ios()     # at the loop's start again
 
     def above_dirty_limit(self) -> None:
         """The ``PCT_IO(100)`` branch ran instead of the algorithm (XtraDB resets

@@ -148,3 +148,81 @@ def test_the_defaults_follow_the_version():
     assert InnoDBServerConfig(version="5.5", innodb_buffer_pool_size="160M").change_buffer_max_pages == 5120
     with pytest.raises(ValueError, match="unique index"):
         TableDef("t", 10, 10, ("k",), unique=("x",))
+
+
+def _paced_updates(version, until_s, **kw):
+    """One client commits an index-update transaction every 50 ms (20 commits, well
+    over PCT_IO(5) = 10 I/Os a second: the server is never idle) until ``until_s``;
+    the background reads at each whole second + 0.5."""
+    import numpy as np
+
+    kw.setdefault("innodb_buffer_pool_size", "5M")
+    sim, srv, fs, q = build(tables=(_table(),), version=version, innodb_io_capacity=200,
+                            **kw)
+    end = int(until_s * 1e9)
+
+    def client():
+        rng = np.random.default_rng([2, 0])
+        while sim.now_ns < end:
+            yield from srv.run(0, _index_updates(rng, 0))
+            yield 50_000_000
+
+    reads = []
+
+    def sampler():
+        yield 500_000_000
+        while sim.now_ns < end:
+            reads.append(srv.ibuf.background_reads)
+            yield 1_000_000_000
+
+    srv.start()
+    sim.spawn(client(), "client")
+    sim.spawn(sampler(), "sampler")
+    sim.run(until_ns=end)
+    srv.stop()
+    return reads
+
+
+def test_5_5_merges_only_in_the_ten_second_part_while_busy_and_5_6_every_second():
+    """srv0srv.c: 5.5's master thread merges PCT_IO(5) in its 1-second loop only when
+    fewer than PCT_IO(5) I/Os happened during the sleep, and PCT_IO(5) every ten
+    seconds regardless; 5.6 merges PCT_IO(5) every second."""
+    r55 = _paced_updates("5.5", 10.6)
+    assert r55[:10] == [0] * 10                     # 0.5 .. 9.5 s: busy, no merge
+    assert 10 <= r55[10] <= 10 + 7                  # 10.5 s: the 10-second part's batch
+    r56 = _paced_updates("5.6", 3.6)
+    assert r56[0] == 0
+    for a, b in zip(r56[1:], r56[2:]):
+        assert 10 <= b - a <= 10 + 7                # PCT_IO(5) leaves each second
+
+
+def test_background_merge_sizes_follow_the_version():
+    """PCT_IO(5) when idle (5.1: of 100 - no innodb_io_capacity), nothing when busy or
+    with PCT_IO(3) I/Os pending, + PCT_IO(5) in the 10-second part; 5.6 adds
+    PCT_IO(100 * (size - max/2) / (max + 1)) above half the maximum size."""
+    from models.engine.innodb.server.ibuf import IBUF_FILL, PAGE_USABLE_BYTES
+
+    def srv_of(version, **kw):
+        sim, srv, fs, q = build(tables=(_table(),), version=version,
+                                innodb_buffer_pool_size="16M", **kw)
+        return srv
+
+    s = srv_of("5.5", innodb_io_capacity=200)
+    ib, pol = s.ibuf, s.cleaner.policy
+    assert [ib.background_pages(pol, r, t) for r, t in
+            ((9, False), (10, False), (9, True), (10, True))] == [10, 0, 20, 10]
+    pol.n_pending_ios = lambda: 5
+    assert ib.background_pages(pol, 0, False) == 10
+    pol.n_pending_ios = lambda: 6                   # PCT_IO(3) = 6 pending: busy
+    assert ib.background_pages(pol, 0, False) == 0
+    s = srv_of("5.1", innodb_io_capacity=2000)
+    assert s.ibuf.background_pages(s.cleaner.policy, 4, True) == 10
+    assert s.ibuf.background_pages(s.cleaner.policy, 5, False) == 0
+    s = srv_of("5.6", innodb_io_capacity=200)
+    ib, pol = s.ibuf, s.cleaner.policy
+    assert ib.max_pages == 1024 * 25 // 100
+    assert ib.background_pages(pol, 10**6, False) == 10
+    per_page = int(PAGE_USABLE_BYTES * IBUF_FILL)
+    ib.bytes = 200 * per_page                       # 200 pages of 256: 72 above half
+    assert ib.size_pages() == 200
+    assert ib.background_pages(pol, 10**6, False) == 10 + 200 * (72 * 100 // 257) // 100

@@ -91,11 +91,11 @@ def test_master_thread_ten_second_part(dirty_pct, busy_ios, pending, expected):
     leaves = list(pool.old) + list(pool.young)
     _dirty(srv, leaves[:int(dirty_pct / 100 * (pool.lru_len() + pool.free)) + 1])
     assert (pool.dirty_pct() > 70) == (dirty_pct > 70)
-    pol.n_ios_very_old = pol._n_ios() - busy_ios
+    pol.n_ios_very_old = pol.n_ios() - busy_ios
     for p in leaves[-pending:] if pending else []:
         pool.reading[p] = None
     assert [b.pages for b in pol.ten_second_batches()] == expected
-    assert pol.n_ios_very_old == pol._n_ios()            # the next ten seconds start
+    assert pol.n_ios_very_old == pol.n_ios()            # the next ten seconds start
 
 
 @pytest.mark.parametrize("version,dirty_pct,redo_bytes,pages,skip", [
