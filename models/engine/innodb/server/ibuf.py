@@ -265,18 +265,21 @@ class ChangeBuffer:
         """Generator: ``ibuf_contract_for_n_pages(sync, n_pages)``: batches of leaves with
         entries read until ``n_pages`` were picked or none is left to read."""
         done = 0
+        issued: set[int] = set()    # read by this call and not started yet (async)
         while done < n_pages and self.pending:
-            batch = self._pick()
+            batch = self._pick(issued)
             if not batch:
                 break
+            issued.update(batch)
             procs = self._read(batch)
             if self.sync:
                 yield all_of(self.sim, procs)
             done += len(batch)
 
-    def _pick(self) -> list[int]:
+    def _pick(self, issued=()) -> list[int]:
         """``ibuf_get_merge_page_nos``: up to 8 leaves with entries from the cursor's
-        position in (space, page no) order; the cursor moves on past them."""
+        position in (space, page no) order, not in the pool, not being read and not in
+        ``issued``; the cursor moves on past them."""
         pool = self.server.pool
         keys = sorted(self.pending)
         i = bisect_left(keys, self._cursor)
@@ -284,7 +287,7 @@ class ChangeBuffer:
             i = 0
         out = []
         for p in keys[i:i + IBUF_MAX_N_PAGES_MERGED]:
-            if pool.resident(p) or p in pool.reading:
+            if pool.resident(p) or p in pool.reading or p in issued:
                 continue
             out.append(p)
         self._cursor = keys[min(len(keys) - 1, i + IBUF_MAX_N_PAGES_MERGED - 1)] + 1
