@@ -11,19 +11,21 @@ by checkpoint age and keeps throughput in a band. The 5.6 page cleaner does not 
 smaller than a storm: the unscaled 256 MB cache absorbs every storm of the 1/64 pool.
 
 How deep each storm takes the commits depends on how it falls across second
-boundaries and on the run's random stream: over seeds 0-2 the deepest second of each
-run is under 3/4 of the rate (535-577 trx/s) and the storms' lowest seconds average
-below every quiet second, but a single storm's lowest second ranges from 67 % to 97 %
+boundaries and on the run's random stream: over seeds 0-3 the deepest second of each
+run is under 3/4 of the rate (409-550 trx/s) and the storms' lowest seconds average
+below every quiet second, but a single storm's lowest second ranges from 51 % to 101 %
 of the rate (with the change buffer off the storms are larger and the drops deeper:
 README, E8). So the tests assert the pattern - storms, each at the async point, their
 seconds on average below the quiet ones, a hard drop - on two seeds, not a count of
 seconds under a threshold (which held on seed 0 only). Each run costs ~20 s of one
-core (the 1/16 runs ~21 s each); the criteria were checked on seeds 0-2.
+core (the 1/16 runs ~21 s each); the criteria were checked on seeds 0-3.
 
 Since the master thread's 10-second part is modelled (PCT_IO(10) = 400 of the oldest
-pages every 10 s under 5.5 and XtraDB) native's storms at 1/64 are smaller and the
-repeated hard drops are a strict xfail at this size (the test's comment says why); the
-1/16 test asserts native's hard drop."""
+pages every 10 s under 5.5 and XtraDB) native's storms at 1/64 were smaller and the
+repeated hard drops a strict xfail; since the change buffer's background merge runs as
+5.5's master thread runs it (only PCT_IO(5) leaves per ten seconds under load) more
+changes are buffered, the 10-second part's merges come as bursts, and the drops are
+back: the test asserts them on seeds 0 and 1 (seeds 0-3 checked)."""
 import numpy as np
 import pytest
 
@@ -74,15 +76,11 @@ def _storm_minima(s: dict, storms) -> tuple[list[float], float]:
     return minima, float(s["trx"][quiet].min())
 
 
-# At 1/64 of the sizes the master thread's 10-second part (PCT_IO(10) = 400 of the
-# oldest pages every 10 s, a page count that does not shrink with the sizes: 2.4 % of
-# the 256 MB pool, ~64 times the share of the log cycle it takes at full size) pulls the
-# checkpoint back often enough that native's async-point storms are smaller: on seeds
-# 0 and 1 two storms past second 15 on one, no second under 3/4 of the rate on the
-# other (deepest 682-780 trx/s). The repeated hard drops are a miss at this size; the
-# 1/16 test below keeps native's hard drop.
-@pytest.mark.xfail(strict=True, reason="1/64: the master thread's unscaled 10-second "
-                   "flush (PCT_IO(10)) shallows native's async-point storms")
+# The master thread's 10-second part (PCT_IO(10) = 400 of the oldest pages every 10 s,
+# a page count that does not shrink with the sizes) pulls the checkpoint back; with the
+# change buffer merging as 5.5 does under load (PCT_IO(5) leaves per ten seconds, not
+# every second) the storms are as deep again: seeds 0-3 pass (seed 1 by the narrowest
+# margin: its storms' lowest seconds average 717 trx/s against a quiet 724).
 @pytest.mark.parametrize("seed", [0, 1])
 def test_native_storms_at_the_async_point_drop_throughput_repeatedly(seed):
     native = _series("hdd_mysql55_native", f"run.seed={seed}")
