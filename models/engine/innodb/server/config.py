@@ -42,7 +42,8 @@ version's default (8 in 5.1 / 5.5, 64 in 5.6). The .ibd files grow by MySQL's fi
 ``innodb_change_buffering`` (none / inserts / deletes / changes / purges / all; 5.1 and
 Percona 5.1: none / inserts) and ``innodb_change_buffer_max_size`` (5.6, % of the pool,
 0..50): the change buffer (``ibuf.py``); unset, the version's default (5.1 ``inserts``,
-5.5 / 5.6 ``all``).
+5.5 / 5.6 ``all``). Percona's ``innodb_ibuf_accel_rate`` (100..999999 %, default 100)
+scales the master thread's background merge (XtraDB's ``PCT_IBUF_IO``).
 
 ``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
 write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
@@ -93,6 +94,7 @@ class InnoDBServerConfig(CommitConfig):
     innodb_adaptive_checkpoint: str = "none"          # percona_5.1 only
     innodb_adaptive_flushing_method: str = "native"   # percona_5.5 only
     innodb_flush_neighbor_pages: str = "area"         # percona_* only
+    innodb_ibuf_accel_rate: int = 100                 # percona_* only: % (100..999999)
     innodb_lru_scan_depth: int = 1024
     innodb_doublewrite: bool = True
     innodb_read_io_threads: int = 4
@@ -169,6 +171,12 @@ class InnoDBServerConfig(CommitConfig):
             if value != default and self.version not in version:
                 raise ValueError(f"{key}: a Percona Server variable (version "
                                  f"{' or '.join(version)}), not of version {self.version!r}")
+        if not 100 <= self.innodb_ibuf_accel_rate <= 999_999:
+            raise ValueError("innodb_ibuf_accel_rate: must be in 100..999999 (%), got "
+                             f"{self.innodb_ibuf_accel_rate}")
+        if self.innodb_ibuf_accel_rate != 100 and not self.version.startswith("percona"):
+            raise ValueError("innodb_ibuf_accel_rate: a Percona Server variable (version "
+                             f"percona_5.1 or percona_5.5), not of version {self.version!r}")
         if self.version.startswith("percona") and self.innodb_flush_neighbors != 1:
             raise ValueError("innodb_flush_neighbors: a MySQL 5.6 variable; Percona Server "
                              "5.1 / 5.5 name it innodb_flush_neighbor_pages (area, cont, none)")

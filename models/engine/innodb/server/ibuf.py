@@ -34,7 +34,8 @@
   (``PCT_IO(p)``: p % of ``innodb_io_capacity``; 5.1's built-in InnoDB has no
   ``innodb_io_capacity``, its figures are those of 100):
 
-  - 5.1, 5.5, XtraDB 5.1 / 5.5 (``srv0srv.c``): each second ``PCT_IO(5)`` leaves only if
+  - 5.1, 5.5, XtraDB 5.1 / 5.5 (``srv0srv.c``; XtraDB merges ``PCT_IBUF_IO(5)``: times
+    ``innodb_ibuf_accel_rate`` %): each second ``PCT_IO(5)`` leaves only if
     the server looks idle - fewer than ``PCT_IO(3)`` I/Os pending and fewer than
     ``PCT_IO(5)`` done during the second's sleep (``SRV_PEND_IO_THRESHOLD``,
     ``SRV_RECENT_IO_ACTIVITY``; I/Os as the flushing policy counts them: log writes,
@@ -61,8 +62,9 @@ insert and its ``ibuf_pessimistic_insert_mutex``), the free-space bits of the bi
 (a buffered insert never finds its leaf too full), the user thread's synchronous
 contraction above the maximum size (``ibuf_contract_after_insert``), the master
 thread's background loop when the server has had no user activity (``PCT_IO(100)``
-leaves; 5.6's ``srv_master_do_idle_tasks``), XtraDB's ``innodb_ibuf_accel_rate``
-(its default, 100 %, is the model's), the purge's buffered deletes, the ibuf pages' own ordering beyond the target page's position.
+leaves; 5.6's ``srv_master_do_idle_tasks``), XtraDB's ``innodb_ibuf_max_size`` and
+``innodb_ibuf_active_contract``, the purge's buffered deletes, the ibuf pages' own
+ordering beyond the target page's position.
 """
 from __future__ import annotations
 
@@ -104,6 +106,7 @@ class ChangeBuffer:
         self.max_pages = cfg.change_buffer_max_pages
         self.generation = cfg.generation
         self.sync = cfg.version == "5.1"        # the built-in InnoDB waits for its reads
+        self.accel_rate = cfg.innodb_ibuf_accel_rate    # XtraDB; 100 elsewhere
         self.pending: dict[int, list] = {}     # leaf -> [inserts, delete marks, bytes]
         self.bytes = 0                          # bytes of the entries waiting
         self.pages = [FSP_IBUF_TREE_ROOT_PAGE_NO]   # ibuf tree pages (ibdata1): the root first
@@ -256,10 +259,17 @@ class ChangeBuffer:
             return n
         n = 0
         if policy.n_pending_ios() < policy.pct_io(3) and recent_ios < policy.pct_io(5):
-            n += policy.pct_io(5)
+            n += self._pct_ibuf_io(policy, 5)
         if ten_second:
-            n += policy.pct_io(5)
+            n += self._pct_ibuf_io(policy, 5)
         return n
+
+    def _pct_ibuf_io(self, policy, pct: float) -> int:
+        """XtraDB's ``PCT_IBUF_IO(p)``: p % of ``innodb_io_capacity`` times
+        ``innodb_ibuf_accel_rate`` % (``PCT_IO(p)`` at the default 100, and elsewhere)."""
+        if self.accel_rate == 100:
+            return policy.pct_io(pct)
+        return int(policy.io_capacity * self.accel_rate * (pct / 10000.0))
 
     def contract(self, n_pages: int):
         """Generator: ``ibuf_contract_for_n_pages(sync, n_pages)``: batches of leaves with

@@ -139,6 +139,8 @@ def test_the_master_thread_merges_in_the_background():
     ({"version": "5.1", "innodb_change_buffering": "all"}, "innodb_change_buffering: must be one of none, inserts"),
     ({"innodb_change_buffer_max_size": 60}, r"innodb_change_buffer_max_size: must be in 0\.\.50"),
     ({"version": "5.5", "innodb_change_buffer_max_size": 30}, "innodb_change_buffer_max_size: a MySQL 5.6"),
+    ({"version": "5.5", "innodb_ibuf_accel_rate": 200}, "innodb_ibuf_accel_rate: a Percona Server variable"),
+    ({"version": "percona_5.5", "innodb_ibuf_accel_rate": 50}, r"innodb_ibuf_accel_rate: must be in 100\.\.999999"),
 ])
 def test_bad_change_buffer_settings_name_the_key(kw, match):
     with pytest.raises(ValueError, match="^" + match):
@@ -223,6 +225,13 @@ def test_background_merge_sizes_follow_the_version():
     s = srv_of("5.1", innodb_io_capacity=2000)
     assert s.ibuf.background_pages(s.cleaner.policy, 4, True) == 10
     assert s.ibuf.background_pages(s.cleaner.policy, 5, False) == 0
+    # XtraDB: PCT_IBUF_IO(5) = innodb_io_capacity x innodb_ibuf_accel_rate % x 5 %; the
+    # idle thresholds stay PCT_IO
+    s = srv_of("percona_5.5", innodb_io_capacity=200, innodb_ibuf_accel_rate=250)
+    assert s.ibuf.background_pages(s.cleaner.policy, 9, True) == 25 + 25
+    assert s.ibuf.background_pages(s.cleaner.policy, 10, False) == 0
+    s = srv_of("percona_5.1", innodb_io_capacity=200)
+    assert s.ibuf.background_pages(s.cleaner.policy, 0, True) == 20
     s = srv_of("5.6", innodb_io_capacity=200)
     ib, pol = s.ibuf, s.cleaner.policy
     assert ib.max_pages == 1024 * 25 // 100
