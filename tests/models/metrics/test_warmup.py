@@ -28,3 +28,17 @@ def test_repeating_dips_shorter_than_the_window_settle():
     x = np.tile(np.r_[np.full(50, 700.0), np.full(10, 200.0)], 20)   # a dip every minute
     assert warmup(x, window=60) == 0                     # every window holds one period
     assert warmup(x, window=5) > len(x) - 60
+
+
+def test_without_a_window_it_widens_until_the_dips_fit():
+    """60 s with a dip every 10 s after a 15 s climb (the E8 runs at 1/64): a tenth of
+    the series (6 s) cannot hold a period and calls the last dip the end of the
+    warm-up; doubling the window to 12 s finds its end after the climb."""
+    x = np.r_[np.linspace(0.0, 800.0, 15),
+              np.tile(np.r_[np.full(8, 800.0), np.full(2, 300.0)], 4), np.full(5, 800.0)]
+    assert warmup(x, window=6) > 50                      # the last dip's end
+    w = warmup(x)
+    assert 15 <= w <= 30                                 # after the climb
+    r = burst_sustained(x)
+    assert r["sustained_tps"] == pytest.approx(x[w:].mean())
+    assert r["sustained_tps"] > 650
