@@ -72,7 +72,8 @@ class FlushPolicy:
         return self.ckpt.redo.lsn
 
     def n_ios(self) -> int:
-        """The master thread's I/O count: ``log_sys->n_log_ios + n_pages_read + n_pages_written``."""
+        """The master thread's I/O count: ``log_sys->n_log_ios + n_pages_read +
+        n_pages_written``."""
         return self.ckpt.redo.file_writes + self.pool.reads + self.flusher.pages_flushed
 
     def n_pending_ios(self) -> int:
