@@ -4,7 +4,8 @@ group (``group``: the device, by default): throughput on top, the pages flushed 
 second (flush list + LRU + single-page) in the middle - with ``lru``, the share of
 them written from the LRU list (LRU batches + single-page flushes) dashed beside it -,
 the checkpoint age below as a share of ``max_checkpoint_age`` with the async (7/8) and
-sync (15/16) points drawn; one line per series (the flushing algorithm, by default)."""
+sync (15/16) points drawn; one line per series (the flushing algorithm, by default),
+named in one legend under the panels."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -72,5 +73,14 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
         top.set_ylim(bottom=0)
         for ax in (top, middle, bottom):
             ax.grid(alpha=0.3)
-        top.legend(fontsize=7, loc="lower right")
-    return save(finish(fig, title, notes), path)
+    # one legend for every column (the colours are the same in each), under the panels:
+    # inside a panel it covered the lines where throughput drops
+    from matplotlib.lines import Line2D
+
+    finish(fig, title, notes)
+    per_row = min(len(names), 6)
+    n_rows = -(-len(names) // per_row)
+    fig.legend([Line2D([], [], color=colour[n], lw=1.5) for n in names], names,
+               loc="lower center", ncol=per_row, fontsize=8, frameon=False)
+    fig.subplots_adjust(bottom=0.065 + 0.022 * n_rows)
+    return save(fig, path)
