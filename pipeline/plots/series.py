@@ -14,6 +14,14 @@ from typing import Callable
 from .common import finish, pyplot, save
 
 
+def _natural(name: str) -> list:
+    """Sort key: numbers by value ('pool 520M' before 'pool 1440M')."""
+    import re
+
+    return [(0, float(t), "") if t[:1].isdigit() else (1, 0.0, t)
+            for t in re.findall(r"\d+(?:\.\d+)?|\D+", name)]
+
+
 def _series(results_dir: str | Path, row: dict):
     import duckdb
 
@@ -44,7 +52,7 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
     if not groups:
         raise ValueError("no run has an engine table (results.details=true)")
     plt = pyplot()
-    names = sorted({line[0] for lines in groups.values() for line in lines})
+    names = sorted({line[0] for lines in groups.values() for line in lines}, key=_natural)
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {n: cycle[i % len(cycle)] for i, n in enumerate(names)}   # same in every column
     ncol = len(groups)
