@@ -43,7 +43,8 @@
     server were active". Under load that is ``PCT_IO(5)`` per ten seconds.
   - 5.6 (``srv_master_do_active_tasks``): every second ``PCT_IO(5)``, plus
     ``PCT_IO(100 * (size - max/2) / (max + 1))`` when the ibuf is more than half its
-    maximum size.
+    maximum size; in a second without user activity (``srv_master_do_idle_tasks``; here:
+    no transaction committed or rolled back) ``PCT_IO(100)``.
 
   The reads are issued and not waited for (``sync`` = FALSE), except in 5.1's
   built-in InnoDB, whose master thread waits for each batch. The loop is a thread of
@@ -61,8 +62,9 @@ Deliberately not modelled: the ibuf's own latches (``ibuf_mutex``, the pessimist
 insert and its ``ibuf_pessimistic_insert_mutex``), the free-space bits of the bitmap
 (a buffered insert never finds its leaf too full), the user thread's synchronous
 contraction above the maximum size (``ibuf_contract_after_insert``), the master
-thread's background loop when the server has had no user activity (``PCT_IO(100)``
-leaves; 5.6's ``srv_master_do_idle_tasks``), XtraDB's ``innodb_ibuf_max_size`` and
+thread's background loop before 5.6 when the server has had no user activity (purge,
+``PCT_IO(100)`` leaves merged, ``PCT_IO(100)`` pages flushed while above
+``innodb_max_dirty_pages_pct``), XtraDB's ``innodb_ibuf_max_size`` and
 ``innodb_ibuf_active_contract``, the purge's buffered deletes, the ibuf pages' own
 ordering beyond the target page's position.
 """
@@ -235,22 +237,29 @@ class ChangeBuffer:
 
     def _loop(self):
         """The master thread's background merge, once a second (module docstring)."""
-        policy = self.server.cleaner.policy
+        srv = self.server
+        policy = srv.cleaner.policy
         second = 0
         while self._running:
             n_ios_old = policy.n_ios()
+            activity_old = srv.trx_committed + srv.trx_rollbacks
             yield SECOND_NS
             if not self._running:
                 return
             second += 1
+            idle = srv.trx_committed + srv.trx_rollbacks == activity_old
             n = self.background_pages(policy, policy.n_ios() - n_ios_old,
-                                      second % TEN_SECOND_LOOPS == 0)
+                                      second % TEN_SECOND_LOOPS == 0, idle)
             yield from self.contract(n)
 
-    def background_pages(self, policy, recent_ios: int, ten_second: bool) -> int:
+    def background_pages(self, policy, recent_ios: int, ten_second: bool,
+                         idle: bool = False) -> int:
         """Leaves the master thread merges this second: ``recent_ios`` I/Os were done
-        during its sleep; ``ten_second``: its 10-second part runs too (5.1 / 5.5)."""
+        during its sleep; ``ten_second``: its 10-second part runs too (5.1 / 5.5);
+        ``idle``: no transaction ended during the second (5.6's idle tasks)."""
         if self.generation == "5.6":
+            if idle:
+                return policy.pct_io(100)
             n = policy.pct_io(5)
             half = self.max_pages // 2
             size = self.size_pages()

@@ -94,9 +94,9 @@ def test_reading_a_leaf_merges_its_entries():
     assert buffered == merged + st["Innodb_ibuf_entries"]
 
 
-def _updates_then_idle(n_trx=150, **kw):
+def _updates_then_idle(n_trx=150, until_ns=1_050_000_000, **kw):
     """8 clients run ``n_trx`` index-update transactions between them, then the server
-    idles until 1.05 s: the master thread's first background merge."""
+    idles until ``until_ns`` (1.05 s: the master thread's first background merge)."""
     import numpy as np
 
     kw.setdefault("innodb_buffer_pool_size", "5M")
@@ -112,7 +112,7 @@ def _updates_then_idle(n_trx=150, **kw):
     srv.start()
     for i in range(8):
         sim.spawn(client(i), f"client{i}")
-    sim.run(until_ns=1_050_000_000)
+    sim.run(until_ns=until_ns)
     srv.stop()
     return srv.status()
 
@@ -130,6 +130,16 @@ def test_the_master_thread_merges_in_the_background():
     all_ = _updates_then_idle(innodb_io_capacity=20000, innodb_io_capacity_max=20000)
     assert all_["Innodb_ibuf_entries"] == 0
     assert all_["Innodb_ibuf_background_reads"] == all_["Innodb_ibuf_merges"] > 100
+    # 5.6: the second after the updates had no user activity - the idle tasks merge
+    # PCT_IO(100) leaves (srv_master_do_idle_tasks)
+    idle = _updates_then_idle(innodb_io_capacity=200, until_ns=2_050_000_000)
+    assert idle["Innodb_ibuf_entries"] > 0                  # more left than it merged
+    assert 10 + 200 <= idle["Innodb_ibuf_background_reads"] <= 10 + 7 + 200 + 7
+    # 5.5: no idle rule here (its background loop is not modelled): the 1-second loop's
+    # PCT_IO(5) of a quiet second
+    idle55 = _updates_then_idle(version="5.5", innodb_io_capacity=200,
+                                until_ns=2_050_000_000)
+    assert idle55["Innodb_ibuf_background_reads"] <= 10 + 7 + 10 + 7
     off = _updates_then_idle(innodb_change_buffering="none")
     assert off["Innodb_ibuf_background_reads"] == 0 and off["Innodb_ibuf_merges"] == 0
 
