@@ -75,6 +75,7 @@ from bisect import bisect_left
 
 from ....sim import all_of
 from ..btree import PAGE_USABLE_BYTES
+from ..buffer.cleaner import TEN_SECOND_LOOPS
 from .files import PAGE_MASK, SPACE_SHIFT
 from .layout import PK_BYTES, REC_HEADER_BYTES
 
@@ -94,7 +95,6 @@ IBUF_BITMAP_PAGE_NO = 1            # FSP_IBUF_BITMAP_OFFSET
 FSP_IBUF_TREE_ROOT_PAGE_NO = 4     # the ibuf tree's root: page 4 of ibdata1
 MERGE_REDO_BYTES_PER_ENTRY = 40    # the applied record's MLOG_*_REC_* + the ibuf delete
 SECOND_NS = 1_000_000_000
-TEN_SECOND_LOOPS = 10              # the master thread's 1-second loops per 10-second part
 
 
 class ChangeBuffer:
