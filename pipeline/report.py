@@ -158,6 +158,14 @@ STYLES: dict[str, Style] = {
         "placement on HDD RAID 1 + BBWC, X25-E SSDs and tmpfs", metrics=(
             "dbt2.notpm", "dbt2.notpm_per_usd"), label=_case_label,
         covers=("run.case", "placement.*"), xlabel="placement (run.case)"),
+    "dbt2_ssd_history": Style(
+        "lines", "E3 what-if: DBT-2 with every file on one X25-E, by the drive's history "
+        "(how its LBAs were last written, and how much of it)",
+        metrics=("dbt2.notpm", "devstat.sdb.write_amplification"),
+        x="device.sdb.precondition_span_fraction",
+        label=lambda r: f"{r.get('device.sdb.precondition')} fill",
+        covers=("device.sdb.precondition",),
+        xlabel="share of the 64 GB ever written (precondition_span_fraction)"),
     "disk_validation": Style(
         "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
         "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,

@@ -61,3 +61,16 @@ def test_with_the_log_on_tmpfs_the_commit_fsync_is_free_and_the_tables_device_bo
     assert tmpfs["dbt2.Innodb_os_log_fsyncs"] > 0
     assert tmpfs["iostat.sdb.util_pct"] > 95          # the tables' X25-E is the bottleneck
     assert tmpfs["dbt2.notpm"] >= ssd["dbt2.notpm"]
+
+
+def test_a_drive_full_of_live_data_collects_garbage_and_loses_notpm():
+    # the X25-E's history (experiment dbt2_ssd_history): loaded once in order onto a
+    # drive otherwise unwritten, page overwrites land in free blocks; with every LBA
+    # live (the random steady state), each erase block reclaimed copies its valid pages
+    fresh = _run("all_ssd")
+    used = _run("all_ssd", "device.sdb.precondition=random",
+                "device.sdb.precondition_span_fraction=1.0")
+    assert fresh["devstat.sdb.write_amplification"] == pytest.approx(1.0)
+    assert used["devstat.sdb.write_amplification"] > 3
+    assert used["dbt2.notpm"] < 0.8 * fresh["dbt2.notpm"]
+    assert used["iostat.sdb.await_ms"] > fresh["iostat.sdb.await_ms"]
