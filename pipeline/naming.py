@@ -102,14 +102,22 @@ def swept_keys(experiments: Iterable[str]) -> list[str]:
 
 
 def spec_names(specs: Sequence) -> list[str]:
-    """The name of each ``RunSpec`` of a sweep among the others (``run_names``)."""
+    """The name of each ``RunSpec`` of a sweep among the others (``run_names``). Runs of
+    several experiments (``pipeline.validate``) are named among their own experiment's
+    runs, after its name: ``aio_batch bs=16k``, not every column any experiment varies
+    (``... insert_pattern=null background_iops=null ...``)."""
+    experiments = list(dict.fromkeys(s.experiment for s in specs))
+    if len(experiments) > 1:
+        names = [""] * len(specs)
+        for e in experiments:
+            idx = [i for i, s in enumerate(specs) if s.experiment == e]
+            for i, n in zip(idx, spec_names([specs[i] for i in idx])):
+                names[i] = e if n == "run" else f"{e} {n}"
+        return names
     rows = [s.params for s in specs]
     cols = list(dict.fromkeys(c for r in rows for c in r))
-    prefer = swept_keys(s.experiment for s in specs)
-    names = run_names(rows, key_columns(rows, cols, prefer))
-    if len({s.experiment for s in specs}) > 1:
-        names = [f"{s.experiment} {n}" for s, n in zip(specs, names)]
-    return names
+    prefer = swept_keys(experiments)
+    return run_names(rows, key_columns(rows, cols, prefer))
 
 
 # Overrides that change where or how a run is kept, not which configuration it is.

@@ -181,3 +181,23 @@ def test_the_live_bar_keeps_counts_elapsed_and_eta_visible(monkeypatch, width, l
     bar = [ln for ln in text.splitlines() if "1/1048" in ln][-1]
     assert len(bar) <= width
     assert re.search(r" 1/1048 failed 0 running 0 0:00:0\d eta -:--:--$", bar), bar
+
+
+def test_runs_of_several_experiments_are_named_within_their_own():
+    # pipeline.validate sweeps every experiment at once: a run is named by what varies
+    # among its own experiment's runs, not by every column some experiment varies
+    from types import SimpleNamespace
+
+    from pipeline.naming import spec_names
+
+    def spec(experiment, **params):
+        return SimpleNamespace(experiment=experiment, params=params)
+
+    specs = [spec("aio_batch", **{"workload.bs": "16k", "workload.concurrency": None}),
+             spec("aio_batch", **{"workload.bs": "1m", "workload.concurrency": None}),
+             spec("group_commit", **{"workload.bs": None, "workload.concurrency": 1}),
+             spec("group_commit", **{"workload.bs": None, "workload.concurrency": 30}),
+             spec("fsync_barrier", **{"workload.bs": None, "workload.concurrency": None})]
+    assert spec_names(specs) == ["aio_batch bs=16k", "aio_batch bs=1m",
+                                 "group_commit concurrency=1", "group_commit concurrency=30",
+                                 "fsync_barrier"]
