@@ -165,7 +165,9 @@ STYLES: dict[str, Style] = {
         x="device.sdb.precondition_span_fraction",
         label=lambda r: f"{r.get('device.sdb.precondition')} fill",
         covers=("device.sdb.precondition",),
-        xlabel="share of the 64 GB ever written (precondition_span_fraction)"),
+        xlabel="share of the 64 GB ever written (precondition_span_fraction)",
+        extra={"levels": {"dbt2.notpm": ("E3.notpm.all_ssd",
+                                         "published all SSD (drive history not given)")}}),
     "disk_validation": Style(
         "cdf", "Real-disk validation: measured vs simulated service-time CDFs "
         "(DiskSim 4.0 validation traces, closed loop)", label=_case_label,
@@ -267,8 +269,11 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     if style.kind == "lines" and style.x:
         from .plots import lines
 
+        extra = dict(style.extra)
+        if "levels" in extra:
+            extra["levels"] = published_levels(extra["levels"])
         return lines.draw(rows, style.x, panels, path, style.title, overlays, series=label,
-                          xlabel=style.xlabel or None, notes=notes, **style.extra)
+                          xlabel=style.xlabel or None, notes=notes, **extra)
     if style.kind == "cdf":
         from .plots import cdf
 
@@ -279,6 +284,16 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     hue = style.hue if style.hue in vary else None
     return bars.draw(rows, panels, path, style.title, overlays, label=label, hue=hue,
                      log=style.log, xlabel=style.xlabel, notes=notes, **style.extra)
+
+
+def published_levels(levels: dict) -> dict:
+    """metric -> (reference row id, label) as metric -> (its published value, label);
+    the values come from the project's reference tables (``data/reference``)."""
+    from . import reference
+
+    published = {r.id: r.published for r in reference.load(reference.default_files())}
+    return {m: (published[ref], text) for m, (ref, text) in levels.items()
+            if published.get(ref) is not None}
 
 
 # -- reading a sweep ------------------------------------------------------------------------

@@ -14,8 +14,12 @@ from .common import (Overlay, axis_label, finish, label_by, panel_title, pyplot,
 def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, title: str,
          overlays: Sequence[Overlay] = (), series: Callable[[dict], str] | None = None,
          logx: bool = False, units: dict | None = None, xlabel: str | None = None,
-         notes: Sequence[str] = ()) -> Path:
+         notes: Sequence[str] = (), levels: dict | None = None) -> Path:
+    """``levels``: metric -> ``(value, label)``, a published figure that belongs to no
+    one run (the runs vary what the publication did not give), drawn as a dashed
+    horizontal line across that metric's panel."""
     plt = pyplot()
+    levels = levels or {}
     units = units_with(units, overlays)
     others = [c for c in varying(rows) if c != x]
     if series is None:
@@ -44,6 +48,9 @@ def draw(rows: list[dict], x: str, metrics: Sequence[str], path: str | Path, tit
                 ax.plot([xv], [o.published], marker="X", ms=10, color="black", ls="none",
                         label=None if marked else "published")
                 marked = True
+        if metric in levels:
+            value, text = levels[metric]
+            ax.axhline(value, color="black", ls="--", lw=1, label=text)
         ax.set_xlabel(xlabel or short(x))
         ax.set_ylabel(axis_label(metric, units.get(metric, "")), fontsize=9)
         if logx:

@@ -174,3 +174,29 @@ def test_cdf_style_reads_the_requests_detail_tables(tmp_path):
     with pytest.raises(ValueError, match="requests table"):
         report.draw("disk_validation", [dict(rows[0], config_hash="missing")],
                     path=tmp_path / "x.png", results_dir=tmp_path)
+
+
+def test_a_published_figure_of_no_single_run_is_a_level_across_its_panel(tmp_path, monkeypatch):
+    # dbt2_ssd_history varies what E3's publication did not give (the X25-E's history):
+    # the published all-SSD NOTPM is a dashed line, from the reference table
+    published = {r.id: r.published for r in reference.load(reference.default_files())}
+    rows = [{"config_hash": f"{p}{f}", "device.sdb.precondition": p,
+             "device.sdb.precondition_span_fraction": f, "dbt2.notpm": n,
+             "devstat.sdb.write_amplification": wa}
+            for p, f, n, wa in (("sequential", 0.15, 45_000.0, 1.0), ("random", 0.15, 43_000.0, 1.0),
+                                ("random", 1.0, 5_000.0, 5.1))]
+    drawn = {}
+    real_save = lines.save
+
+    def keep(fig, path):
+        drawn["fig"] = fig
+        return real_save(fig, path)
+
+    monkeypatch.setattr(lines, "save", keep)
+    path = report.draw("dbt2_ssd_history", rows, path=tmp_path / "h.png")
+    assert is_png(path)
+    notpm, wa = drawn["fig"].axes[:2]
+    levels = [ln for ln in notpm.get_lines() if ln.get_linestyle() == "--"]
+    assert len(levels) == 1 and set(levels[0].get_ydata()) == {published["E3.notpm.all_ssd"]}
+    assert "published" in levels[0].get_label()
+    assert not [ln for ln in wa.get_lines() if ln.get_linestyle() == "--"]
