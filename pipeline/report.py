@@ -239,8 +239,9 @@ def overlays_from_checks(checks) -> list[Overlay]:
 
 def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | Path = "",
          overlays: Sequence[Overlay] | None = None, metrics: Sequence[str] | None = None,
-         results_dir: str | Path | None = None) -> Path:
-    """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``."""
+         results_dir: str | Path | None = None, published: bool = True) -> Path:
+    """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``;
+    ``published=False`` leaves out the style's published levels (``--no-reference``)."""
     style = style_for(experiment)
     note = scale_note(rows)
     if note:
@@ -271,7 +272,7 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
 
         extra = dict(style.extra)
         if "levels" in extra:
-            extra["levels"] = published_levels(extra["levels"])
+            extra["levels"] = published_levels(extra["levels"]) if published else {}
         return lines.draw(rows, style.x, panels, path, style.title, overlays, series=label,
                           xlabel=style.xlabel or None, notes=notes, **extra)
     if style.kind == "cdf":
@@ -407,11 +408,14 @@ def _main(argv: list[str] | None) -> int:
             print(f"warning: no published overlays: {ex}", file=sys.stderr)
     try:
         path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
-                    results_dir=args.results)
+                    results_dir=args.results, published=not args.no_reference)
     except ValueError as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
-    print(f"{path} ({len(rows)} runs, {len(overlays)} published values)")
+    levels = {} if args.no_reference else published_levels(
+        style_for(args.experiment).extra.get("levels", {}))
+    n = len(overlays) + len(levels)
+    print(f"{path} ({len(rows)} runs, {n} published value{'' if n == 1 else 's'})")
     return 0
 
 
