@@ -239,9 +239,10 @@ def overlays_from_checks(checks) -> list[Overlay]:
 
 def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | Path = "",
          overlays: Sequence[Overlay] | None = None, metrics: Sequence[str] | None = None,
-         results_dir: str | Path | None = None, published: bool = True) -> Path:
-    """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``;
-    ``published=False`` leaves out the style's published levels (``--no-reference``)."""
+         results_dir: str | Path | None = None, levels: dict | None = None) -> Path:
+    """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``. ``levels``:
+    the published levels of a lines style (``published_levels``; ``None``: from the
+    project's reference tables, ``{}``: none, as with ``--no-reference``)."""
     style = style_for(experiment)
     note = scale_note(rows)
     if note:
@@ -272,7 +273,7 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
 
         extra = dict(style.extra)
         if "levels" in extra:
-            extra["levels"] = published_levels(extra["levels"]) if published else {}
+            extra["levels"] = published_levels(experiment) if levels is None else levels
         return lines.draw(rows, style.x, panels, path, style.title, overlays, series=label,
                           xlabel=style.xlabel or None, notes=notes, **extra)
     if style.kind == "cdf":
@@ -287,13 +288,16 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
                      log=style.log, xlabel=style.xlabel, notes=notes, **style.extra)
 
 
-def published_levels(levels: dict) -> dict:
-    """metric -> (reference row id, label) as metric -> (its published value, label);
-    the values come from the project's reference tables (``data/reference``)."""
-    from . import reference
-
-    published = {r.id: r.published for r in reference.load(reference.default_files())}
-    return {m: (published[ref], text) for m, (ref, text) in levels.items()
+def published_levels(experiment: str, files: Sequence[Path] | None = None) -> dict:
+    """The style's ``levels`` (metric -> (reference row id, label)) as metric -> (the
+    row's published value, label), from ``files`` (default: the project's reference
+    tables, ``data/reference``); no file is read for a style without levels."""
+    declared = style_for(experiment).extra.get("levels", {})
+    if not declared:
+        return {}
+    rows = reference.load(list(files) if files is not None else reference.default_files())
+    published = {r.id: r.published for r in rows}
+    return {m: (published[ref], text) for m, (ref, text) in declared.items()
             if published.get(ref) is not None}
 
 
@@ -396,24 +400,25 @@ def _main(argv: list[str] | None) -> int:
     if args.usl:
         return _usl(args, rows, out)
     overlays: list[Overlay] = []
+    levels: dict = {}
     if not args.no_reference:
         extra = [Path(f) for f in args.reference]
         if extra:   # the user's own files: an error in them is theirs to fix
             reference.load(extra)
         try:
-            overlays = reference_overlays(args.experiment, rows, reference.default_files() + extra)
+            files = reference.default_files() + extra
+            overlays = reference_overlays(args.experiment, rows, files)
+            levels = published_levels(args.experiment, files)
         except reference.ReferenceError as ex:
             if extra:
                 raise
             print(f"warning: no published overlays: {ex}", file=sys.stderr)
     try:
         path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
-                    results_dir=args.results, published=not args.no_reference)
+                    results_dir=args.results, levels=levels)
     except ValueError as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
-    levels = {} if args.no_reference else published_levels(
-        style_for(args.experiment).extra.get("levels", {}))
     n = len(overlays) + len(levels)
     print(f"{path} ({len(rows)} runs, {n} published value{'' if n == 1 else 's'})")
     return 0

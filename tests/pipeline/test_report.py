@@ -200,6 +200,6 @@ def test_a_published_figure_of_no_single_run_is_a_level_across_its_panel(tmp_pat
     assert len(levels) == 1 and set(levels[0].get_ydata()) == {published["E3.notpm.all_ssd"]}
     assert "published" in levels[0].get_label()
     assert not [ln for ln in wa.get_lines() if ln.get_linestyle() == "--"]
-    report.draw("dbt2_ssd_history", rows, path=tmp_path / "n.png", published=False)
+    report.draw("dbt2_ssd_history", rows, path=tmp_path / "n.png", levels={})
     notpm = drawn["fig"].axes[0]                        # --no-reference: no level
     assert not [ln for ln in notpm.get_lines() if ln.get_linestyle() == "--"]
