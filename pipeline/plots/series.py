@@ -8,18 +8,21 @@ sync (15/16) points drawn; one line per series (the flushing algorithm, by defau
 named in one legend under the panels."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Callable
 
-from .common import finish, pyplot, save
+from .common import finish, pyplot, save, sort_key
+
+
+# a number, with a size suffix when one follows it ('520M', '2g', '64KiB'), or other text
+_TOKEN = re.compile(r"\d+(?:\.\d+)?(?:[kmgt]i?b?(?![a-z]))?|\D+", re.I)
 
 
 def _natural(name: str) -> list:
-    """Sort key: numbers by value ('pool 520M' before 'pool 1440M')."""
-    import re
-
-    return [(0, float(t), "") if t[:1].isdigit() else (1, 0.0, t)
-            for t in re.findall(r"\d+(?:\.\d+)?|\D+", name)]
+    """Sort key: the numbers and sizes in a label by magnitude (``common.sort_key``):
+    'pool 520M' before 'pool 1440M' and 'pool 2G'."""
+    return [sort_key(t) for t in _TOKEN.findall(name)]
 
 
 def _series(results_dir: str | Path, row: dict):

@@ -77,3 +77,12 @@ def test_bp_ratio_draws_the_lru_share_beside_each_pool(tmp_path, monkeypatch):
     assert report.main(["--experiment", "flushing", "--results", str(tmp_path),
                         "--out", str(tmp_path / "f.png")]) == 0
     assert drawn[-1].count("--") == 0
+
+
+def test_series_are_named_in_order_of_the_sizes_in_their_labels():
+    from pipeline.plots.series import _natural
+
+    names = ["pool 2G", "pool 1440M", "pool 130M", "pool 520M", "mysql56_page_cleaner",
+             "mysql55_native"]
+    assert sorted(names, key=_natural) == ["mysql55_native", "mysql56_page_cleaner",
+                                           "pool 130M", "pool 520M", "pool 1440M", "pool 2G"]
