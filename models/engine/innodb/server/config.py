@@ -164,19 +164,17 @@ class InnoDBServerConfig(CommitConfig):
                 ("innodb_adaptive_flushing_method", ADAPTIVE_FLUSHING_METHODS, "native",
                  ("percona_5.5",)),
                 ("innodb_flush_neighbor_pages", tuple(FLUSH_NEIGHBOR_PAGES), "area",
+                 ("percona_5.1", "percona_5.5")),
+                ("innodb_ibuf_accel_rate", range(100, 1_000_000), 100,     # %
                  ("percona_5.1", "percona_5.5"))):
             value = getattr(self, key)
             if value not in allowed:
-                raise ValueError(f"{key}: must be one of {', '.join(allowed)}, got {value!r}")
+                what = (f"in {allowed.start}..{allowed.stop - 1}" if isinstance(allowed, range)
+                        else f"one of {', '.join(allowed)}")
+                raise ValueError(f"{key}: must be {what}, got {value!r}")
             if value != default and self.version not in version:
                 raise ValueError(f"{key}: a Percona Server variable (version "
                                  f"{' or '.join(version)}), not of version {self.version!r}")
-        if not 100 <= self.innodb_ibuf_accel_rate <= 999_999:
-            raise ValueError("innodb_ibuf_accel_rate: must be in 100..999999 (%), got "
-                             f"{self.innodb_ibuf_accel_rate}")
-        if self.innodb_ibuf_accel_rate != 100 and not self.version.startswith("percona"):
-            raise ValueError("innodb_ibuf_accel_rate: a Percona Server variable (version "
-                             f"percona_5.1 or percona_5.5), not of version {self.version!r}")
         if self.version.startswith("percona") and self.innodb_flush_neighbors != 1:
             raise ValueError("innodb_flush_neighbors: a MySQL 5.6 variable; Percona Server "
                              "5.1 / 5.5 name it innodb_flush_neighbor_pages (area, cont, none)")
