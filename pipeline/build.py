@@ -52,7 +52,7 @@ from models.block import make_queue
 from models.fs import Filesystem, PageCache
 from models.sim import Simulator
 
-from . import registry
+from . import registry, runwatch
 from .errors import from_value_error
 from .spec import RunSpec
 
@@ -229,7 +229,9 @@ def storage_cost_usd(spec: RunSpec) -> float | None:
 
 
 def simulate(spec: RunSpec) -> RunResult:
-    """Build and run one configuration; returns the metric columns and detail tables."""
+    """Build and run one configuration; returns the metric columns and detail tables.
+    Inside ``pipeline.runwatch.reporting`` the run reports the share of its simulated
+    time done (read from another thread; the run is the same with or without it)."""
     stack = build(spec)
     sim = stack.sim
     before = {n: q.snapshot() for n, q in stack.queues.items()}
@@ -237,7 +239,8 @@ def simulate(spec: RunSpec) -> RunResult:
                if spec.results.details else None)
     stack.workload.start()
     until = int(spec.run.duration_s * 1e9) if spec.run.duration_s > 0 else None
-    sim.run(until_ns=until)
+    with runwatch.watch(sim, until, stack.workload):
+        sim.run(until_ns=until)
 
     metrics: dict = {}
     wl_metrics = stack.workload.results()

@@ -47,6 +47,7 @@ from .errors import (ConfigError, Interrupted, OutputError, SweepFailed, check_o
                      describe)
 from .job import RunOutput, error_text
 from .progress import SweepProgress
+from .runwatch import ProgressBoard, reporting
 from .schema import RayConfig
 from .signals import Stopped, StopSignals
 # failed_output: re-exported (it lived here before pipeline.worker)
@@ -117,8 +118,10 @@ def run_serial(specs: Sequence[RunSpec], on_result: Callable[[int, RunOutput], N
     for i, spec in enumerate(specs):
         stop.check()
         progress.set_running(1)
+        key = spec.config_hash
         try:
-            out = simulate_run(spec)
+            with reporting(lambda fraction: progress.running_at({key: fraction})):
+                out = simulate_run(spec)
         except Exception as ex:   # a bug in the pipeline around the model: still a row
             out = _failed_from(spec, ex)
         progress.set_running(0)
@@ -135,21 +138,26 @@ def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
 
     stop = stop or StopSignals()
     pending: list = []
+    board = None
     with stop.polled():
         try:
             remote = ray.remote(num_cpus=1, max_retries=cfg.max_retries)(simulate_run)
             expected = loaded_code_hash()   # what every worker must run (pipeline.worker)
+            board = ray.remote(num_cpus=0)(ProgressBoard).remote()   # runs under way
             index = {}
             for i, spec in enumerate(specs):
                 stop.check()
-                ref = remote.remote(spec, expected)
+                ref = remote.remote(spec, expected, board)
                 index[ref] = i
                 pending.append(ref)
             slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
             progress.set_running(min(slots, len(pending)))
+            finished: set = set()
             while pending:
                 stop.check()
                 ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
+                if not ready:
+                    _show_board(board, finished, progress)
                 for ref in ready:
                     stop.check()   # a worker killed by the same signal is no failed run
                     i = index[ref]
@@ -159,6 +167,7 @@ def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
                         out = _failed_from(specs[i], ex)
                     stop.check()
                     progress.set_running(min(slots, len(pending)))
+                    finished.add(specs[i].config_hash)
                     _deliver(i, specs[i], out, on_result, progress, stop)
         finally:
             for ref in pending:   # interrupted: do not leave the cluster busy
@@ -166,8 +175,25 @@ def run_ray(specs: Sequence[RunSpec], cfg: RayConfig,
                     ray.cancel(ref, force=True)
                 except Exception:
                     pass
+            if board is not None:
+                try:
+                    ray.kill(board)
+                except Exception:
+                    pass
             if started:
                 ray.shutdown()
+
+
+def _show_board(board, finished: set, progress: SweepProgress) -> None:
+    """The runs under way as their workers last reported them (``ProgressBoard``); a
+    board that does not answer in time shows nothing new."""
+    import ray
+
+    try:
+        fractions = ray.get(board.take.remote(), timeout=0.5)
+    except Exception:
+        return
+    progress.running_at({k: v for k, v in fractions.items() if k not in finished})
 
 
 def run_all(specs: Sequence[RunSpec], cfg: RayConfig | None,

@@ -1,14 +1,21 @@
 """Progress of a sweep: runs done / failed / running, elapsed and ETA.
 
 On a terminal: a live ``rich`` bar. Elsewhere (CI, pipes, tests): one plain line per
-finished run on stderr, so logs stay readable and nothing is redrawn. A sweep that
+finished run on stderr, so logs stay readable and nothing is redrawn. Runs under way
+report the share of their simulated time done (``pipeline.runwatch``; ``running_at``):
+the bar counts it as part of a run, and the plain output prints a line of them at most
+every ``PLAIN_EVERY_S`` (the first that long into the sweep), so a sweep of hour-long
+runs shows where it is before its first run ends. A sweep that
 resumes passes ``skipped`` (runs whose results were already there); the last line is
 then ``<label>: <ok> ok, <failed> failed, <skipped> skipped in <time>``.
 """
 from __future__ import annotations
 
 import sys
+import threading
 import time
+
+PLAIN_EVERY_S = 60.0
 
 
 def _fmt_s(s: float | None) -> str:
@@ -35,13 +42,32 @@ class SweepProgress:
         self.live = self.stream.isatty() if live is None else live
         self._progress = None
         self._task = None
+        self.fractions: dict = {}        # config hash -> share of its simulated time done
+        self._plain_at = time.perf_counter() + PLAIN_EVERY_S
+        self._lock = threading.Lock()    # reports come from a watcher thread
 
     # -- counting ------------------------------------------------------------------------
     def set_running(self, n: int) -> None:
         self.running = n
         self._refresh()
 
+    def running_at(self, fractions: dict) -> None:
+        """The runs under way and the share of their simulated time each has done
+        (config hash -> fraction; replaces what was reported before)."""
+        with self._lock:
+            self.fractions = {k: min(1.0, max(0.0, float(v))) for k, v in fractions.items()}
+            if not self.live and self.fractions and time.perf_counter() >= self._plain_at:
+                self._plain_at = time.perf_counter() + PLAIN_EVERY_S
+                runs = ", ".join(f"{self.names.get(k, k)} {v:.0%}"
+                                 for k, v in sorted(self.fractions.items(),
+                                                    key=lambda kv: str(self.names.get(kv[0], kv[0]))))
+                print(f"[{self.done}/{self.total}] under way: {runs} of their simulated time",
+                      file=self.stream, flush=True)
+        self._refresh()
+
     def finished(self, ok: bool, what: str = "", wall_s: float = 0.0) -> None:
+        with self._lock:
+            self.fractions.pop(what, None)
         self.done += 1
         if not ok:
             self.failed += 1
@@ -61,11 +87,13 @@ class SweepProgress:
 
     # -- display ---------------------------------------------------------------------------
     def _fields(self) -> dict:
-        return {"failed": self.failed, "running": self.running}
+        return {"failed": self.failed, "running": self.running, "done": self.done}
 
     def _refresh(self) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, completed=self.done, **self._fields())
+            with self._lock:
+                partial = sum(self.fractions.values())
+            self._progress.update(self._task, completed=self.done + partial, **self._fields())
 
     def __enter__(self) -> "SweepProgress":
         if self.live:
@@ -73,7 +101,7 @@ class SweepProgress:
                 print(f"{self.label}: {self.skipped} run(s) done already (skipped)",
                       file=self.stream, flush=True)
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+            from rich.progress import (BarColumn, Progress, TextColumn,
                                        TimeElapsedColumn, TimeRemainingColumn)
             from rich.table import Column
 
@@ -91,7 +119,9 @@ class SweepProgress:
                 TextColumn("[bold]{task.description}", table_column=Column(
                     no_wrap=True, overflow="ellipsis", max_width=label_w)),
                 BarColumn(bar_width=None, table_column=Column(min_width=5)),
-                MofNCompleteColumn(table_column=fixed(2 * digits + 1)),
+                # runs finished (the bar also counts the share of the runs under way)
+                TextColumn(f"{{task.fields[done]}}/{self.total}", justify="right",
+                           table_column=fixed(2 * digits + 1)),
                 TextColumn("failed [red]{task.fields[failed]}[/]", table_column=fixed(8)),
                 TextColumn("running {task.fields[running]}", table_column=fixed(9)),
                 TimeElapsedColumn(table_column=fixed(7)), TextColumn("eta", table_column=fixed(3)),

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from .job import RunOutput, execute
+from .runwatch import reporting
 from .spec import RunSpec
 
 
@@ -103,12 +104,14 @@ def gc_paused():
         gc.collect()
 
 
-def simulate_run(spec: RunSpec, expected_code: str | None = None) -> RunOutput:
+def simulate_run(spec: RunSpec, expected_code: str | None = None, board=None) -> RunOutput:
     """The Ray task (``ray::simulate_run`` in ``ps``): ``execute`` within the run's wall
     budget (``results.max_wall_s``; past it, a failed row), plus where it ran and the
     code it ran (``code_hash``). With ``expected_code`` (the driver's
     ``loaded_code_hash``), a worker whose imported code differs runs nothing: a failed
-    row ``CodeVersionMismatch`` naming the directory it imported from."""
+    row ``CodeVersionMismatch`` naming the directory it imported from. With ``board``
+    (on Ray: the driver's ``ProgressBoard`` actor) the run reports its progress there
+    under its config hash (``pipeline.runwatch``)."""
     import pipeline
 
     code_dir = os.path.dirname(os.path.abspath(pipeline.__file__))
@@ -123,7 +126,11 @@ def simulate_run(spec: RunSpec, expected_code: str | None = None) -> RunOutput:
         out.resources.update(code_dir=code_dir, code_hash=ran)
         return out
     try:
-        with wall_budget(spec.results.max_wall_s), gc_paused():
+        report = contextlib.nullcontext()
+        if board is not None:
+            key = spec.config_hash
+            report = reporting(lambda fraction: board.put.remote(key, fraction))  # no wait
+        with wall_budget(spec.results.max_wall_s), gc_paused(), report:
             out = execute(spec)
     except WallBudgetExceeded:
         out = failed_output(spec, f"WallBudgetExceeded: the run took longer than "
