@@ -11,8 +11,9 @@ measured interval's end that a workload of the server's sort fixes when it start
 when its workload has done a count of work (fio's bytes, mysqlslap's queries) has no
 known end and reports nothing.
 
-Who wants the reports says so around the run (``with reporting(fn): simulate(spec)``,
-``pipeline.job.execute``); ``pipeline.build.simulate`` runs the simulator inside
+Who wants the reports says so around the run (``with reporting(fn): ...``:
+``pipeline.fanout`` on the serial path, ``pipeline.worker`` on Ray), so the functions
+between keep their signatures; ``pipeline.build.simulate`` runs the simulator inside
 ``watch(...)``, which watches only when someone does. On Ray the worker's reports go to
 a ``ProgressBoard`` actor (fire and forget) that the driver reads while it waits for
 results (``pipeline.fanout``).
