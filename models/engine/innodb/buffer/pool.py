@@ -31,6 +31,7 @@ read-ahead (``buffer.aio_reads``: the full scan's reads and read-ahead into this
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from itertools import filterfalse, islice
 
 from ....sim import Event
@@ -51,7 +52,12 @@ class WritePool(MidpointLRU):
         self.flusher = None
         self.ibuf = None                     # the change buffer: merges on read completion
         self.free = capacity                 # free list length
-        self.flush_list: dict[int, int] = {}  # page -> oldest_modification, oldest first
+        # page -> oldest_modification, oldest first. An OrderedDict, as the LRU's lists:
+        # pages leave from the old end, and a plain dict then keeps the dead slots in
+        # front of its first live entry until it next grows - finding the oldest page
+        # (every mini-transaction's free check) scanned them all, ~0.35 ms after 500,000
+        # departures (a 24 GB pool's flush storm)
+        self.flush_list: OrderedDict[int, int] = OrderedDict()
         self.newest: dict[int, int] = {}      # page -> newest_modification
         self.io_fixed: dict[int, Event] = {}  # pages being written -> write completion
         self.reading: dict[int, Event] = {}   # pages being read -> read completion
