@@ -55,12 +55,11 @@ class SweepProgress:
         """The runs under way and the share of their simulated time each has done
         (config hash -> fraction; replaces what was reported before)."""
         with self._lock:
-            self.fractions = {k: min(1.0, max(0.0, float(v))) for k, v in fractions.items()}
+            self.fractions = dict(fractions)      # each in [0, 1] (RunWatch.fraction)
             if not self.live and self.fractions and time.perf_counter() >= self._plain_at:
                 self._plain_at = time.perf_counter() + PLAIN_EVERY_S
-                runs = ", ".join(f"{self.names.get(k, k)} {v:.0%}"
-                                 for k, v in sorted(self.fractions.items(),
-                                                    key=lambda kv: str(self.names.get(kv[0], kv[0]))))
+                named = sorted((str(self.names.get(k, k)), v) for k, v in self.fractions.items())
+                runs = ", ".join(f"{name} {v:.0%}" for name, v in named)
                 print(f"[{self.done}/{self.total}] under way: {runs} of their simulated time",
                       file=self.stream, flush=True)
         self._refresh()

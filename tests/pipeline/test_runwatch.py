@@ -20,7 +20,9 @@ def test_the_watcher_reports_the_share_of_simulated_time_until_the_block_ends():
     with RunWatch(sim, 1_000, seen.append, interval_s=0.01) as w:
         for t in (100, 400, 700, 2_000):     # past the end: reported as 1
             sim.now_ns = t
-            time.sleep(0.05)
+            deadline = time.monotonic() + 10     # until the watcher has seen it (load)
+            while not (seen and seen[-1] == min(1.0, t / 1_000)) and time.monotonic() < deadline:
+                time.sleep(0.005)
     n = len(seen)
     time.sleep(0.05)
     assert len(seen) == n                    # stopped with the block
