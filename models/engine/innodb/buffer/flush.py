@@ -24,12 +24,15 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   ``innodb_flush_neighbor_pages`` (area / cont / none); ``InnoDBServerConfig.
   flush_neighbors`` resolves it to 2 / 1 / 0, which is what ``flush_neighbors`` gets.
 - **Write-ahead rule** (``buf_flush_write_block_low``): the redo log is flushed up to
-  the batch's newest modification before any page of it is written.
+  a chunk's newest modification before any page of it is written.
 - **Writes**: with doublewrite the batch goes through the buffer in chunks of its
-  capacity (``dblwr.Doublewrite``): the copies written and synced, then the chunk's
-  pages written home, all submitted at once (asynchronous I/O: the block layer sees
-  them together and merges neighbours), their completions awaited before the buffer
-  is reused. Without doublewrite the whole batch is submitted at once, up to the
+  capacity (``dblwr.Doublewrite``). A page is io-fixed when its chunk is taken
+  (``buf_flush_page`` fixes it as it enters the buffer), not when the batch is chosen:
+  user threads latch and change the pages still waiting their turn, and a page found
+  clean or already being written when its turn comes is skipped. The copies are
+  written and synced, then the chunk's pages written home, all submitted at once
+  (asynchronous I/O: the block layer sees them together and merges neighbours), their
+  completions awaited before the buffer is reused. Without doublewrite the whole batch is submitted at once, up to the
   write I/O threads' slots (``innodb_write_io_threads`` x 256). At the end of the
   batch every tablespace written is synced (``buf_dblwr_sync_datafiles`` /
   ``fil_flush_file_spaces``), except with ``innodb_flush_method=nosync``.
@@ -127,11 +130,10 @@ class Flusher:
             return 0
         ev = self.list_batch_end = Event(self.sim)
         self.list_batches += 1
-        yield from self._write(list(chosen), False)
-        self.flushed_list += len(chosen)
+        n = yield from self._write(list(chosen), False)
         self.list_batch_end = None
         ev.succeed()
-        return len(chosen)
+        return n
 
     def wait_list_batch(self):
         """Generator: ``buf_flush_wait_batch_end(BUF_FLUSH_LIST)``."""
@@ -157,11 +159,10 @@ class Flusher:
             return 0
         ev = self.lru_batch_end = Event(self.sim)
         self.lru_batches += 1
-        yield from self._write(list(chosen), True)
-        self.flushed_lru += len(chosen)
+        n = yield from self._write(list(chosen), True)
         self.lru_batch_end = None
         ev.succeed()
-        return len(chosen)
+        return n
 
     def free_margin(self):
         """Generator: 5.1 / 5.5 ``buf_flush_free_margin``, run by a user thread that found
@@ -220,14 +221,31 @@ class Flusher:
             self.flushed_system += 1
 
     def _write(self, pages: list[int], evict: bool):
+        """Generator: write ``pages`` chunk by chunk; returns the number written.
+
+        A page is io-fixed only when its chunk is taken (``buf_flush_page`` fixes a page
+        as it enters the doublewrite buffer or an AIO slot), so a page still waiting its
+        turn can be latched and changed by user threads meanwhile; the write-ahead rule
+        is kept per chunk (``buf_flush_write_block_low`` flushes the log up to each
+        page's newest change). A page that is clean (another flush wrote it) or being
+        written by another batch when its turn comes is skipped."""
         pool, files, sim = self.pool, self.files, self.sim
-        for p in pages:
-            pool.io_fixed[p] = Event(sim)
-        yield from self._wal(pages)
+        io_fixed, flush_list = pool.io_fixed, pool.flush_list
         chunk = self.dblwr.batch_pages if self.dblwr is not None else self.write_slots
         spaces: set[int] = set()
-        for i in range(0, len(pages), chunk):
-            part = pages[i:i + chunk]
+        written = 0
+        todo = iter(pages)
+        while True:
+            part = []
+            for p in todo:
+                if p in flush_list and p not in io_fixed:
+                    io_fixed[p] = Event(sim)
+                    part.append(p)
+                    if len(part) == chunk:
+                        break
+            if not part:
+                break
+            yield from self._wal(part)
             if self.dblwr is not None:
                 yield from self.dblwr.write_batch(len(part))
             evs = []
@@ -237,10 +255,16 @@ class Flusher:
                 evs.append(ev)
                 spaces.add(p >> 32)
             yield all_of(sim, evs)
+            written += len(part)
+            if evict:               # counted as each chunk completes (the time series)
+                self.flushed_lru += len(part)
+            else:
+                self.flushed_list += len(part)
         if self.data_fsync:
             for sp in files.distinct_spaces(spaces):
                 self.data_fsyncs += 1
                 yield files.fsync(sp)
+        return written
 
     def stats(self) -> dict:
         return {"pages_flushed": self.pages_flushed, "flushed_list": self.flushed_list,

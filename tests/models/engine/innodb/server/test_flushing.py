@@ -196,3 +196,38 @@ def test_55_user_thread_runs_the_async_preflush_itself_56_leaves_it_to_the_clean
     # 5.6: below the sync point a user thread flushes nothing and does not wait
     ns, flushed, pre, waits = _free_check_past_async("5.6")
     assert (ns, flushed, pre, waits) == (0, 0, 0, 0)
+
+
+def test_a_batch_fixes_its_pages_chunk_by_chunk():
+    # buf_flush_page io-fixes a page as it enters the doublewrite buffer: while the
+    # first 128 pages of a 300-page batch are being written, the pages of the later
+    # chunks are not fixed (a user thread may latch and change them), and a page that
+    # was written by another flush before its turn is skipped, not written twice
+    sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
+                            innodb_buffer_pool_size="32M", innodb_flush_neighbors=0,
+                            device="ssd")
+    srv.files.open()
+    srv.preload()
+    pool = srv.pool
+    leaves = (list(pool.old) + list(pool.young))[:300]
+    _dirty(srv, leaves)
+    fixed_at_first_write = []
+    chunk = srv.dblwr.batch_pages
+    box = {}
+
+    def go():
+        box["n"] = yield from srv.flusher.flush_list_batch(1 << 30, LSN_MAX)
+
+    def watch():
+        while srv.dblwr.writes == 0:
+            yield sim.timeout(1000)
+        fixed_at_first_write.append(len(pool.io_fixed))
+        # the last page: written by someone else (clean) before its turn
+        pool.flush_list.pop(leaves[-1])
+    sim.spawn(go())
+    sim.spawn(watch())
+    sim.run(until_ns=10**10)
+    assert fixed_at_first_write == [chunk]
+    assert box["n"] == 299 and srv.flusher.pages_flushed == 299
+    assert srv.dblwr.writes == 3 and srv.dblwr.pages_written == 299
+    assert not pool.io_fixed and not pool.flush_list

@@ -131,12 +131,15 @@ def test_keep_average_flushes_evenly_reflex_in_bursts():
 
 def test_too_small_log_stalls_throughput_without_age_flushing_estimate_keeps_a_band():
     """``none``: the age climbs to the async point, user threads' preflush writes most of
-    the pool at once and throughput falls to nothing for seconds, again and again;
-    ``estimate`` flushes from a quarter of the margin and throughput stays in a band."""
+    the pool at once - the device's 20 MB/s taken by the page writes, the log writes
+    queue behind them - and throughput falls under a quarter for seconds, again and
+    again (it fell to nothing while a batch io-fixed all its pages up front, before
+    they were fixed chunk by chunk); ``estimate`` flushes from a quarter of the margin
+    and throughput stays in a band."""
     srv, ts = _run("none", 16)
     tps = np.array([r["trx"] for r in ts])
     age = np.array([r["checkpoint_age"] for r in ts])
-    low = tps < 0.1 * np.median(tps)
+    low = tps < 0.25 * np.median(tps)
     assert low.sum() >= 2 and (np.diff(np.nonzero(low)[0]) > 1).any()   # repeated dips
     assert age.max() >= srv.ckpt.max_modified_age_async
     srv, ts = _run("estimate", 16)
