@@ -84,8 +84,8 @@ def _storm_minima(s: dict, storms) -> tuple[list[float], float]:
 # The master thread's 10-second part (PCT_IO(10) = 400 of the oldest pages every 10 s,
 # a page count that does not shrink with the sizes) pulls the checkpoint back; with the
 # change buffer merging as 5.5 does under load (PCT_IO(5) leaves per ten seconds, not
-# every second) the storms are as deep again: seeds 0-3 pass (seed 1 by the narrowest
-# margin: its storms' lowest seconds average 717 trx/s against a quiet 724).
+# every second) the storms were as deep again (seeds 0-3 passed); since pages are fixed
+# chunk by chunk seed 1's lowest second is 632 trx/s (module docstring).
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.xfail(
     strict=True, reason="since a batch io-fixes its pages chunk by chunk, seed 1's "
     "storms take the commits to 632 trx/s at the lowest (0.79 of the rate)"))])

@@ -32,10 +32,11 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   clean or already being written when its turn comes is skipped. The copies are
   written and synced, then the chunk's pages written home, all submitted at once
   (asynchronous I/O: the block layer sees them together and merges neighbours), their
-  completions awaited before the buffer is reused. Without doublewrite the whole batch is submitted at once, up to the
-  write I/O threads' slots (``innodb_write_io_threads`` x 256). At the end of the
-  batch every tablespace written is synced (``buf_dblwr_sync_datafiles`` /
-  ``fil_flush_file_spaces``), except with ``innodb_flush_method=nosync``.
+  completions awaited before the buffer is reused. Without doublewrite the batch is
+  submitted in chunks of the write I/O threads' slots (``innodb_write_io_threads`` x
+  256), fixed the same way. At the end of the batch every tablespace written is
+  synced (``buf_dblwr_sync_datafiles`` / ``fil_flush_file_spaces``), except with
+  ``innodb_flush_method=nosync``.
 
 Deliberately not modelled: several buffer pool instances flushed in parallel, the
 ``buf_pool->mutex`` / flush-list mutex, a flushed page's checksum CPU, the I/O threads'

@@ -200,9 +200,9 @@ def test_55_user_thread_runs_the_async_preflush_itself_56_leaves_it_to_the_clean
 
 def test_a_batch_fixes_its_pages_chunk_by_chunk():
     # buf_flush_page io-fixes a page as it enters the doublewrite buffer: while the
-    # first 128 pages of a 300-page batch are being written, the pages of the later
-    # chunks are not fixed (a user thread may latch and change them), and a page that
-    # was written by another flush before its turn is skipped, not written twice
+    # first chunk of a 300-page batch (120 pages in 5.6) is being written, the pages
+    # of the later chunks are not fixed (a user thread may latch and change them),
+    # and a page written by another flush before its turn is skipped, not written twice
     sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
                             innodb_buffer_pool_size="32M", innodb_flush_neighbors=0,
                             device="ssd")
