@@ -183,6 +183,7 @@ class RedoLog:
         self.flushed_lsn = self.lsn          # flushed_to_disk_lsn
         self.write_lsn = self.lsn            # end of the write in progress / last write
         self.current_flush_lsn = self.lsn
+        self.base_lsn = self.START_LSN       # stats' "lsn" counts the log from here
         self.n_pending_writes = 0
         self.no_flush_event = Event(sim)     # os_event: set when no write+flush runs
         self.event_mutex = Mutex(sim, "no_flush_event->os_mutex")
@@ -202,6 +203,19 @@ class RedoLog:
         self.flush_waits = 0          # ... that waited for another thread's flush
         self.margin_writes = 0
         self.log_waits = 0            # Innodb_log_waits: appends that found the buffer full
+
+    def warm_start(self, lsn: int) -> None:
+        """Before the run, outside simulated time: the log as a run that wrote it up to
+        ``lsn`` leaves it - written and flushed there, the next write at its file
+        position (a warm replay's, ``server.warmup``); the stats count the log from
+        here."""
+        if self.appends or self.writes:
+            raise ValueError("warm_start: the log has been written")
+        if lsn < self.lsn:
+            raise ValueError(f"warm_start: LSN {lsn} is behind the log's {self.lsn}")
+        self.base_lsn += lsn - self.lsn
+        self.lsn = self.written_lsn = self.flushed_lsn = lsn
+        self.write_lsn = self.current_flush_lsn = lsn
 
     # -- appending (mtr_commit -> log_write_low) -------------------------------------
     def append(self, nbytes: int, cycles: float = 0):
@@ -344,7 +358,7 @@ class RedoLog:
 
     def stats(self) -> dict:
         return {
-            "lsn": self.lsn - self.START_LSN, "appends": self.appends,
+            "lsn": self.lsn - self.base_lsn, "appends": self.appends,
             "bytes_appended": self.bytes_appended, "writes": self.writes,
             "file_writes": self.file_writes, "bytes_written": self.bytes_written,
             "fsyncs": self.fsyncs, "flushes": self.flushes,

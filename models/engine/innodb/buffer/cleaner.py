@@ -43,6 +43,7 @@ class BackgroundFlusher:
     def start(self) -> None:
         if not self._running:
             self._running = True
+            self.policy.start()
             self.sim.spawn(self._loop(), self.policy.thread)
 
     def stop(self) -> None:

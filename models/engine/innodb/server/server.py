@@ -180,7 +180,8 @@ class InnoDBServer:
         """After ``preload``: replay the workload's ``transactions`` through the pool
         outside simulated time until it has turned over ``turnovers`` times, leaving it
         as a long run would (``warmup.replay``); call before ``start``."""
-        return warmup.replay(self, transactions, turnovers)
+        return warmup.replay(self, transactions, turnovers,
+                             {k: REDO_BYTES[k] + UNDO_BYTES[k] for k in REDO_BYTES})
 
     def start(self) -> None:
         self.files.open()

@@ -21,8 +21,20 @@ allocated), through the pool's own code:
   ``BUF_LRU_SEARCH_SCAN_THRESHOLD`` (``WritePool.warm_insert``), else the LRU-tail
   page, which the replay counts as written (a user thread's single-page flush) - its
   write happens before the measured run and is not simulated;
-- a changed page joins the flush list at the redo's LSN when the replay starts (the
-  replay writes no redo: as if a checkpoint had been taken at its end).
+- each change is a mini-transaction of the server's redo size for its kind (the
+  caller's ``redo_bytes``: the record and its undo record's), so the replay's LSN moves
+  as the run's does (``redo.lsn_advance``, block headers and trailers included); a
+  changed page joins the flush list at the LSN of its first change, and its newest
+  modification is its last change's;
+- the checkpoint age is kept under the async point (``max_modified_age_async``) the
+  way 5.1 / 5.5's free check keeps it there (``log_checkpoint_margin``'s preflush):
+  once a change takes the age past it, the oldest dirty pages are written until it is
+  back under (counted ``age_flushed``; their writes are not simulated either);
+- at its end the log is as that run left it (``RedoLog.warm_start``: written and
+  flushed up to the replay's LSN) and a checkpoint is at the oldest dirty page's
+  oldest modification: the measured run starts with the dirty pages' oldest
+  modifications spread over the redo of the changes that made them dirty, as a
+  running server's are, and with that checkpoint age.
 
 It stops once its misses reach ``turnovers`` x the pool's frames, or its page references
 ``MAX_REFS_PER_FRAME`` times that (a pool that holds about all the data never turns
@@ -31,10 +43,12 @@ over). The replay has no timing: its clock moves ``innodb_old_blocks_time`` (at 
 one accessed again within the same transaction is not; afterwards the first-access
 times are forgotten, as a preloaded page's are.
 
-Deliberately not modelled: the background flushing during the replay (the page
-cleaner's LRU-tail and flush-list batches would have cleaned some pages: the dirty
-fraction left is the one single-page flushes alone leave, an upper bound), the redo,
-undo and locks of the replayed transactions, the leaves their inserts would allocate
+Deliberately not modelled: the background flushing during the replay other than the
+async point's (a flushing algorithm's - the master thread's, the page cleaner's LRU-tail
+and flush-list batches - would have cleaned more pages and kept the age lower: the
+dirty fraction left is the one single-page flushes and the async point leave, an upper
+bound, and 5.6's page cleaner starts its run above the age it keeps), the undo pages,
+the commit records and locks of the replayed transactions, the leaves their inserts would allocate
 (rows placed in the replay are read from the last loaded leaf of their group), and
 the change buffer: the replay gets and dirties every secondary leaf a change touches,
 where the server would buffer a change to a leaf not in the pool.
@@ -42,6 +56,7 @@ where the server would buffer a change to a leaf not in the pool.
 from __future__ import annotations
 
 from ..ops import PRIMARY, WRITE_KINDS
+from ..redo import lsn_advance
 
 # a pool the workload hardly misses in (a hit rate above 1 - 1/64: one that holds about
 # all of the data) never turns over: the replay stops after this many page references
@@ -60,11 +75,13 @@ class _Clock:
         self.now_ns = 0
 
 
-def replay(server, transactions, turnovers: float) -> dict:
+def replay(server, transactions, turnovers: float, redo_bytes: dict[str, int]) -> dict:
     """Replay ``transactions`` (an iterator of ``ops.Transaction``) into ``server``'s
-    pool until its misses reach ``turnovers`` x its frames (or the iterator ends).
-    Returns what it did: transactions, page references, misses, pages written back
-    (dirty LRU-tail pages evicted), and the pool's dirty pages at the end."""
+    pool until its misses reach ``turnovers`` x its frames (or the iterator ends);
+    ``redo_bytes``: the log bytes of a change of each kind. Returns what it did:
+    transactions, page references, misses, pages written back (dirty LRU-tail pages
+    evicted), pages written to keep the checkpoint age under the async point, and the
+    pool's dirty pages and checkpoint age at the end."""
     if server.started:
         raise ValueError("warm_replay: the server has started")
     if not turnovers > 0:
@@ -77,8 +94,10 @@ def replay(server, transactions, turnovers: float) -> dict:
     pool.sim = clock
     old, young, access, flush_list = pool.old, pool.young, pool.access, pool.flush_list
     right_end: dict[str, int] = {}
-    lsn = server.redo.lsn
-    misses = written = refs = n_trx = 0
+    redo, ckpt, newest = server.redo, server.ckpt, pool.newest
+    lsn, block, age_limit = redo.lsn, redo.block, ckpt.max_modified_age_async
+    popitem = flush_list.popitem
+    misses = written = age_flushed = refs = n_trx = 0
 
     def get(p: int) -> None:
         nonlocal misses, written
@@ -116,14 +135,25 @@ def replay(server, transactions, turnovers: float) -> dict:
                 refs += len(pages)
                 for p in pages:
                     get(p)
+                if not changed:
+                    continue
+                lsn = lsn_advance(lsn, redo_bytes[op.kind], block)
                 for p in changed:
-                    if p not in flush_list and (p in old or p in young):
-                        flush_list[p] = lsn
-                        pool.newest[p] = lsn
+                    if p in old or p in young:
+                        if p not in flush_list:
+                            flush_list[p] = lsn
+                        newest[p] = lsn
+                # the async point's preflush: the oldest pages, until the age is under it
+                while flush_list and lsn - next(iter(flush_list.values())) > age_limit:
+                    newest.pop(popitem(last=False)[0], None)
+                    age_flushed += 1
     finally:
         pool.sim = sim
     pool.first_access.clear()
     for k, v in saved.items():
         setattr(pool, k, v)
+    redo.warm_start(lsn)
+    ckpt.last_checkpoint_lsn = pool.oldest_modification() or lsn
     return {"transactions": n_trx, "page_refs": refs, "misses": misses,
-            "written": written, "dirty_pages": len(flush_list)}
+            "written": written, "age_flushed": age_flushed,
+            "dirty_pages": len(flush_list), "checkpoint_age": ckpt.checkpoint_age()}

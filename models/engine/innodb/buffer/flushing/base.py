@@ -63,6 +63,10 @@ class FlushPolicy:
         self.skip_sleep = False
         self.sleep_ns = SECOND_NS
 
+    def start(self) -> None:
+        """The flushing thread starts (the server's start: after a warm replay has
+        moved the LSN)."""
+
     def pct_io(self, pct: float) -> int:
         """``PCT_IO(p)``: p % of ``innodb_io_capacity`` pages."""
         return int(self.io_capacity * pct / 100.0)

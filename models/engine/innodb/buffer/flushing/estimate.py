@@ -31,6 +31,9 @@ class Estimate(MasterThread):
         super().__init__(cfg, pool, flusher, ckpt)
         self.lsn_old = ckpt.redo.lsn
 
+    def start(self) -> None:
+        self.lsn_old = self.lsn
+
     def above_dirty_limit(self) -> None:
         self.lsn_old = self.lsn
 

@@ -37,6 +37,9 @@ class KeepAverage(MasterThread):
         self.head = (None, 0, 0)            # prev_flush_info: page, its LSN, list length
         self.n_prev = 0                     # n_pages_flushed_prev
 
+    def start(self) -> None:
+        self.lsn_old = self.lsn
+
     def above_dirty_limit(self) -> None:
         self.lsn_old = self.lsn
         self.prev = False

@@ -62,6 +62,53 @@ def test_changed_pages_are_left_dirty_and_dirty_tail_pages_counted_written():
     assert out2["written"] == 0 and not srv2.pool.flush_list
 
 
+def test_dirty_pages_keep_the_lsn_of_their_first_change_and_the_log_moves_on():
+    """The replay's changes write redo: a page joins the flush list at its first
+    change's LSN, so the run starts with the oldest modifications spread over the
+    replay's log (not one LSN for every page: the first age flush would then have to
+    write them all before the checkpoint could move), and the log, written and
+    flushed up to there, has a checkpoint at the oldest dirty page."""
+    _, srv = _server()
+    redo, ckpt, pool = srv.redo, srv.ckpt, srv.pool
+    start, fresh_stats = redo.lsn, redo.stats()["lsn"]
+    out = srv.warm_replay(_stream("update_non_index"), 2)
+    lsns = list(pool.flush_list.values())
+    assert lsns == sorted(lsns) and len(set(lsns)) == len(lsns) == out["dirty_pages"]
+    assert all(pool.newest[p] >= lsn for p, lsn in pool.flush_list.items())
+    # 4 changes of 150 + 150 bytes a transaction, framed in 512-byte blocks
+    payload = 4 * 300 * out["transactions"]
+    assert payload < redo.lsn - start < payload * 512 / 496 + 512
+    assert redo.written_lsn == redo.flushed_lsn == redo.lsn
+    assert ckpt.last_checkpoint_lsn == lsns[0]
+    assert out["checkpoint_age"] == ckpt.checkpoint_age() == redo.lsn - lsns[0] > 0
+    assert out["age_flushed"] == 0 and redo.stats()["lsn"] == fresh_stats
+
+
+def test_the_replay_keeps_the_checkpoint_age_under_the_async_point():
+    """A log smaller than the replay's redo: the oldest dirty pages are written as 5.5's
+    preflush writes them, so the age ends under the async point, with fewer dirty
+    pages than a large log leaves."""
+    ages = {}
+    for size in ("1M", "48M"):
+        _, srv = _server(innodb_log_file_size=size)
+        out = srv.warm_replay(_stream("update_non_index"), 2)
+        assert out["checkpoint_age"] <= srv.ckpt.max_modified_age_async
+        ages[size] = out
+    assert ages["1M"]["age_flushed"] > 0 and ages["48M"]["age_flushed"] == 0
+    assert ages["1M"]["dirty_pages"] < ages["48M"]["dirty_pages"]
+    assert ages["1M"]["checkpoint_age"] < ages["48M"]["checkpoint_age"]
+
+
+@pytest.mark.parametrize("method", ["estimate", "keep_average"])
+def test_rate_policies_measure_the_log_from_the_start_not_from_before_the_replay(method):
+    _, srv = _server(version="percona_5.1", innodb_adaptive_flushing=False,
+                     innodb_adaptive_checkpoint=method, commit_protocol="mysql51_builtin")
+    assert srv.cleaner.policy.name == method
+    srv.warm_replay(_stream("update_non_index"), 2)
+    srv.start()
+    assert srv.cleaner.policy.lsn_old == srv.redo.lsn > srv.redo.START_LSN + 2**20
+
+
 def test_the_replay_is_deterministic():
     orders = []
     for _ in range(2):
