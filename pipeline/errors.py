@@ -124,6 +124,14 @@ def check_output_dir(path: str | os.PathLike, key: str) -> None:
     _check_writable(probe, key)
 
 
+def png_path(path: str | os.PathLike) -> Path:
+    """A figure's ``--out``: ``.png`` appended when the name has no suffix (matplotlib
+    would write a PNG under the bare name); another suffix is the format asked for, and
+    a directory stays one (``check_output_file`` says so)."""
+    p = Path(path)
+    return p if p.suffix or p.is_dir() else p.with_name(p.name + ".png")
+
+
 def check_output_file(path: str | os.PathLike, key: str) -> None:
     """``ConfigError(key, ...)`` unless ``path`` can be written as a file: not a
     directory, in a directory that exists or can be created (``check_output_dir``)."""

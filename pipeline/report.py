@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import reference
-from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file, one_line
+from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file, one_line, png_path
 from .plots.common import Overlay, label_of, scale_note, varying
 
 
@@ -385,7 +385,7 @@ def _main(argv: list[str] | None) -> int:
         raise ConfigError("--results", f"{args.results!r} is not a directory"
                           if Path(args.results).exists() else f"no such directory {args.results!r}")
     name = f"{args.experiment}_usl" if args.usl else args.experiment
-    out = Path(args.out) if args.out else Path(args.results) / "report" / f"{name}.png"
+    out = png_path(args.out) if args.out else Path(args.results) / "report" / f"{name}.png"
     check_output_file(out, "--out" if args.out else "--results")
     rows = load_rows(args.results, args.experiment)
     if not rows:

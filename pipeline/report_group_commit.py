@@ -24,7 +24,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line
+from .errors import EXIT_CONFIG, ConfigError, check_output_file, one_line, png_path
 from .plots.common import save, scale_note
 
 SCALE_COLUMNS = ("run.scale", "run.below_valid_scale")   # for the title (scale_note)
@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         args.out = str(Path(args.results) / "report" /
                        f"group_commit_{args.metric.rsplit('.', 1)[-1]}_by_concurrency.png")
+    args.out = str(png_path(args.out))
     try:
         check_output_file(args.out, "--out")
         try:

@@ -44,6 +44,14 @@ def test_command_line_overlays_published_values_on_reference_cases(tmp_path, cap
     assert {"block.scheduler", "workload.bs", "workload.iodepth_batch_submit"} <= set(varying(rows))
 
 
+def test_an_out_name_without_a_suffix_gets_png(tmp_path, capsys):
+    aio_results(tmp_path, scale=0.5)
+    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path),
+                        "--out", str(tmp_path / "aio")]) == 0
+    assert capsys.readouterr().out.startswith(f"{tmp_path / 'aio.png'} (")
+    assert is_png(tmp_path / "aio.png") and not (tmp_path / "aio").exists()
+
+
 def test_no_runs_is_an_error(tmp_path, capsys):
     assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path)]) == 2
     assert "no ok runs of experiment 'aio_batch'" in capsys.readouterr().err
