@@ -94,7 +94,8 @@ class Flusher:
                 and (not lru or page in pool.old))
 
     def _with_neighbors(self, page: int, lru: bool, chosen: dict) -> None:
-        chosen[page] = None
+        """``page`` and its neighbours into ``chosen`` (page -> True for a neighbour)."""
+        chosen[page] = False
         if not self.neighbors:
             return
         low = page - page % BUF_READ_AHEAD_AREA
@@ -109,8 +110,7 @@ class Flusher:
             low, high = lo, hi
         for p in range(low, high):
             if p != page and p not in chosen and self._ready(p, lru):
-                chosen[p] = None
-                self.flushed_neighbors += 1
+                chosen[p] = True
 
     # -- batches ----------------------------------------------------------------------------
     def flush_list_batch(self, min_n: int, lsn_limit: int):
@@ -119,7 +119,7 @@ class Flusher:
         if self.list_batch_end is not None:
             return None
         pool = self.pool
-        chosen: dict[int, None] = {}
+        chosen: dict[int, bool] = {}
         io_fixed = pool.io_fixed
         for page, om in pool.flush_list.items():
             if len(chosen) >= min_n or om >= lsn_limit:
@@ -131,7 +131,7 @@ class Flusher:
             return 0
         ev = self.list_batch_end = Event(self.sim)
         self.list_batches += 1
-        n = yield from self._write(list(chosen), False)
+        n = yield from self._write(chosen, False)
         self.list_batch_end = None
         ev.succeed()
         return n
@@ -146,7 +146,7 @@ class Flusher:
         if self.lru_batch_end is not None:
             return 0
         pool = self.pool
-        chosen: dict[int, None] = {}
+        chosen: dict[int, bool] = {}
         for page in list(islice(pool.tail(), depth)):
             if pool.free >= depth or len(chosen) >= depth:
                 break
@@ -160,7 +160,7 @@ class Flusher:
             return 0
         ev = self.lru_batch_end = Event(self.sim)
         self.lru_batches += 1
-        n = yield from self._write(list(chosen), True)
+        n = yield from self._write(chosen, True)
         self.lru_batch_end = None
         ev.succeed()
         return n
@@ -221,15 +221,17 @@ class Flusher:
         if page >> 32 == 0:
             self.flushed_system += 1
 
-    def _write(self, pages: list[int], evict: bool):
-        """Generator: write ``pages`` chunk by chunk; returns the number written.
+    def _write(self, pages: dict[int, bool], evict: bool):
+        """Generator: write ``pages`` (page -> chosen as a neighbour) chunk by chunk;
+        returns the number written.
 
         A page is io-fixed only when its chunk is taken (``buf_flush_page`` fixes a page
         as it enters the doublewrite buffer or an AIO slot), so a page still waiting its
         turn can be latched and changed by user threads meanwhile; the write-ahead rule
         is kept per chunk (``buf_flush_write_block_low`` flushes the log up to each
         page's newest change). A page that is clean (another flush wrote it) or being
-        written by another batch when its turn comes is skipped."""
+        written by another batch when its turn comes is skipped (and not counted in
+        ``flushed_neighbors``)."""
         pool, files, sim = self.pool, self.files, self.sim
         io_fixed, flush_list = pool.io_fixed, pool.flush_list
         chunk = self.dblwr.batch_pages if self.dblwr is not None else self.write_slots
@@ -242,6 +244,8 @@ class Flusher:
                 if p in flush_list and p not in io_fixed:
                     io_fixed[p] = Event(sim)
                     part.append(p)
+                    if pages[p]:
+                        self.flushed_neighbors += 1
                     if len(part) == chunk:
                         break
             if not part:

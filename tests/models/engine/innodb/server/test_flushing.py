@@ -33,6 +33,7 @@ def test_flush_neighbors_contiguous_or_whole_area(neighbors, expected):
     sim.run(until_ns=10**9)
     assert box["n"] == expected
     assert len(srv.pool.flush_list) == 4 - expected
+    assert srv.flusher.flushed_neighbors == expected - 1
 
 
 def _background(version, seconds=3.5, server=False, **kw):
@@ -231,3 +232,33 @@ def test_a_batch_fixes_its_pages_chunk_by_chunk():
     assert box["n"] == 299 and srv.flusher.pages_flushed == 299
     assert srv.dblwr.writes == 3 and srv.dblwr.pages_written == 299
     assert not pool.io_fixed and not pool.flush_list
+
+
+def test_a_neighbour_written_by_another_flush_is_not_counted_flushed():
+    # innodb_flush_neighbors=2, three whole areas dirty: the batch takes each area's
+    # first page and its 63 neighbours (192 pages, two doublewrite chunks); a neighbour
+    # of the last area cleaned by another flush before its chunk is neither written
+    # nor counted a flushed neighbour
+    sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
+                            innodb_buffer_pool_size="32M", innodb_flush_neighbors=2,
+                            device="ssd")
+    srv.files.open()
+    srv.preload()
+    leaf0 = srv.tables["sbtest1"].primary.path(0)[-1]
+    base = leaf0 - leaf0 % 64 + 64
+    pages = list(range(base, base + 3 * 64))
+    assert all(srv.pool.resident(p) for p in pages)
+    _dirty(srv, pages)
+    box = {}
+
+    def go():
+        box["n"] = yield from srv.flusher.flush_list_batch(1 << 30, LSN_MAX)
+
+    def watch():
+        while srv.dblwr.writes == 0:
+            yield sim.timeout(1000)
+        srv.pool.flush_list.pop(pages[-1])
+    sim.spawn(go())
+    sim.spawn(watch())
+    sim.run(until_ns=10**10)
+    assert box["n"] == 191 and srv.flusher.flushed_neighbors == 188
