@@ -123,3 +123,21 @@ def test_conf_local_is_searched_without_a_flag(tmp_path, monkeypatch, capfd):
     assert out.startswith("dry run: 1 run valid (mine, ")
     assert validate_module.experiment_exists("mine")
     assert not validate_module.experiment_exists("theirs")
+
+
+def test_the_documented_example_experiments_are_valid(tmp_path, monkeypatch, capfd):
+    """docs/examples/experiment/*.yaml (heavy experiments the README runs with
+    ``--config-dir docs/examples``) compose and validate as the README's command runs
+    them."""
+    from .helpers import ROOT
+
+    examples = ROOT / "docs" / "examples"
+    names = sorted(p.stem for p in (examples / "experiment").glob("*.yaml"))
+    assert "flushing_tpcc_500w" in names
+    monkeypatch.chdir(tmp_path)
+    for name in names:
+        code = main(["--config-dir", str(examples), f"experiment={name}", "--dry-run",
+                     f"results.dir={tmp_path / 'o'}"])
+        out, err = capfd.readouterr()
+        assert code == 0, err
+        assert out.startswith(f"dry run: 1 run valid ({name}, ")
