@@ -47,11 +47,12 @@ Deliberately not modelled: the background flushing during the replay other than 
 async point's (a flushing algorithm's - the master thread's, the page cleaner's LRU-tail
 and flush-list batches - would have cleaned more pages and kept the age lower: the
 dirty fraction left is the one single-page flushes and the async point leave, an upper
-bound, and 5.6's page cleaner starts its run above the age it keeps), the undo pages,
-the commit records and locks of the replayed transactions, the leaves their inserts would allocate
-(rows placed in the replay are read from the last loaded leaf of their group), and
-the change buffer: the replay gets and dirties every secondary leaf a change touches,
-where the server would buffer a change to a leaf not in the pool.
+bound, and 5.6's page cleaner starts its run above the age it keeps), the neighbours
+a preflush writes with each page, the undo pages, the commit records and locks of the
+replayed transactions, the leaves their inserts would allocate (rows placed in the
+replay are read from the last loaded leaf of their group), and the change buffer: the
+replay gets and dirties every secondary leaf a change touches, where the server would
+buffer a change to a leaf not in the pool.
 """
 from __future__ import annotations
 
