@@ -10,11 +10,15 @@ quarter of a shorter series); ``sustained``: the mean after the warm-up.
 
 A series that settles into a repeating pattern (sync-point dips) settles by this rule
 when its window spans the pattern; a shorter window reports the last dip's end. So,
-unless a window is given, a window shorter than ``WINDOW_S`` doubles (up to
-``WINDOW_S`` and half the series) while the warm-up it finds ends in the series' second
-half: a 60 s run whose dips recur every ~10 s is not "warming up" to its last second
-because a 6 s window (a tenth of it) cannot hold a period. A series that settles under
-no such window keeps the widest window's answer.
+unless a window is given, the window doubles (up to half the series) while the warm-up
+it finds ends in the series' second half: a 60 s run whose dips recur every ~10 s is
+not "warming up" to its last second because a 6 s window (a tenth of it) cannot hold a
+period, nor is a 900 s run whose dips recur every ~6 minutes (E8 at full size) because
+a 60 s window cannot. A wider window counts only if its warm-up ends in the first half
+(the settled level then holds for longer than the warm-up); otherwise the first
+window's answer stands. A series whose moving mean is out of the band at its very end
+never settled: ``warmup_s`` is its length and ``sustained_tps`` the mean of its last
+half (the level the rule measures against), not the mean of its last second.
 """
 from __future__ import annotations
 
@@ -27,19 +31,21 @@ BAND = 0.10
 
 def warmup(values, window: int | None = None, band: float = BAND) -> int:
     """Index (seconds) where the warm-up of the per-second ``values`` ends (rule above;
-    ``window`` given: that window only)."""
+    ``window`` given: that window only); the series' length if it never settles."""
     x = np.asarray(values, dtype=np.float64)
     n = len(x)
     if n < 2:
         return 0
     if window:
-        return _settled(x, window, band)
+        return min(_settled(x, window, band), n)
     w = max(1, min(WINDOW_S, n // 10))
-    end = _settled(x, w, band)
-    while end > n // 2 and 2 * w <= min(WINDOW_S, n // 2):
+    first = end = _settled(x, w, band)
+    while end > n // 2 and 2 * w <= n // 2:
         w *= 2
         end = _settled(x, w, band)
-    return end
+    # a wider window that still ends the warm-up in the second half has not seen the
+    # settled level repeat: no evidence of a pattern (a single late stall averaged away)
+    return min(end if end <= n // 2 else first, n)
 
 
 def _settled(x, w: int, band: float) -> int:
@@ -61,7 +67,11 @@ def burst_sustained(values) -> dict:
     x = np.asarray(values, dtype=np.float64)
     if len(x) == 0:
         return {"warmup_s": 0, "burst_tps": 0.0, "sustained_tps": 0.0}
-    w = min(warmup(x), len(x) - 1)
-    burst = x[:max(1, min(BURST_S, len(x) // 4))]
+    n = len(x)
+    w = warmup(x)
+    burst = x[:max(1, min(BURST_S, n // 4))]
+    if w >= n:                  # never settled: the level the rule measured against
+        return {"warmup_s": n, "burst_tps": float(burst.mean()),
+                "sustained_tps": float(x[n // 2:].mean())}
     return {"warmup_s": w, "burst_tps": float(burst.mean()),
             "sustained_tps": float(x[w:].mean())}

@@ -42,3 +42,29 @@ def test_without_a_window_it_widens_until_the_dips_fit():
     r = burst_sustained(x)
     assert r["sustained_tps"] == pytest.approx(x[w:].mean())
     assert r["sustained_tps"] > 650
+
+
+def _full_size_e8():
+    """E8's published row at full size (README): a 270 s first flush from the warm
+    start, then ~2,200 trx/s for 230 s and ~350 for 140 s, over 900 s."""
+    return np.r_[np.full(270, 300.0), np.tile(np.r_[np.full(230, 2200.0),
+                                                      np.full(140, 350.0)], 2)[:630]]
+
+
+def test_a_dip_cycle_longer_than_a_minute_widens_the_window_past_it():
+    # 1,800 s: the first flush, then a 370 s cycle; the 60 s window reports the last
+    # dip's end, the widened one (240 s) an end within the first cycle (by 640 s)
+    x = np.r_[np.full(270, 300.0), np.tile(np.r_[np.full(230, 2200.0),
+                                                np.full(140, 1800.0)], 5)[:1530]]
+    assert warmup(x, window=60) > 1500
+    assert 270 <= warmup(x) <= 640
+    assert burst_sustained(x)["sustained_tps"] == pytest.approx(x[warmup(x):].mean())
+
+
+def test_a_series_that_never_settles_says_so():
+    x = _full_size_e8()
+    assert warmup(x) == len(x)
+    r = burst_sustained(x)
+    assert r["warmup_s"] == 900
+    assert r["sustained_tps"] == pytest.approx(x[450:].mean())     # not the last second's
+    assert r["burst_tps"] == pytest.approx(x[:225].mean())
