@@ -6,7 +6,8 @@ sample has them.
 ``MeasuredRun``: a run starts the server, lets ``warmup_ns`` pass unmeasured (sysbench
 ``--warmup-time``, DBT-2's ramp-up), samples the status when the measured interval
 begins (``_measure_from``) and when the run finishes (``_finish``, which also stops
-the server and the simulation); the workload spawns its clients.
+the server and the simulation); the server's per-second series stops at the end of
+the measured interval; the workload spawns its clients.
 """
 from __future__ import annotations
 
@@ -52,6 +53,15 @@ class MeasuredRun:
             sim.at(self.measure_ns, self._measure_from)
         else:
             self._before = self.server.status()
+        if self.deadline_ns is not None:
+            # the per-second series ends with the measured interval: a client still in a
+            # transaction (a preflush it runs) keeps the run going until it returns, and
+            # the seconds after the deadline - no client starts a transaction in them -
+            # would read as a stall
+            sim.at(self.deadline_ns + 1, self._interval_over)
+
+    def _interval_over(self, _arg=None) -> None:
+        self.server.series.stop()
 
     def _measure_from(self, _arg=None) -> None:
         self._before = self.server.status()
