@@ -147,6 +147,14 @@ STYLES: dict[str, Style] = {
         covers=("run.case", "engine.*", "device.*"), details=True,
         extra={"group": lambda r: {"hdd": "2 x 15k HDD, RAID 0", "ssd": "SATA SSD"}.get(
             str(r.get("run.case")).split("/")[0], "")}),
+    # docs/examples/experiment/flushing_tpcc_500w.yaml (run with --config-dir docs/examples)
+    "flushing_tpcc_500w": Style(
+        "series", "E8's published row at full size: tpcc 500 W, 24 GB pool, 2 x 2000 MB "
+        "logs - throughput and checkpoint age", label=lambda r: "MySQL {} {}".format(
+            r.get("engine.version"), "adaptive flushing" if r.get(
+                "engine.innodb_adaptive_flushing") else "no adaptive flushing"),
+        covers=("engine.*", "device.*"), details=True,
+        extra={"group": lambda r: "RAID 10 of eight 15k disks, 256 MB battery-backed cache"}),
     "bp_ratio": Style(
         "series", "E8 buffer pool against data: tpcc 10 W (~0.95 GB), where the pages "
         "written leave the pool (LRU list or flush list) per buffer pool size",
