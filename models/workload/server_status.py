@@ -61,7 +61,7 @@ class MeasuredRun:
             sim.at(self.deadline_ns + 1, self._interval_over)
 
     def _interval_over(self, _arg=None) -> None:
-        self.server.series.stop()
+        self.server.interval_over()
 
     def _measure_from(self, _arg=None) -> None:
         self._before = self.server.status()

@@ -191,6 +191,11 @@ class InnoDBServer:
         self.ibuf.start()
         self.series.start()
 
+    def interval_over(self) -> None:
+        """The workload's measured interval has ended: the per-second series stops (the
+        server runs on while a client finishes a transaction it is in)."""
+        self.series.stop()
+
     def stop(self) -> None:
         self.commit_path.stop()
         self.cleaner.stop()

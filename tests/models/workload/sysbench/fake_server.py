@@ -1,5 +1,5 @@
 """A stand-in for the InnoDB server's client interface (``create_tables``, ``start``,
-``stop``, ``run``, ``status``): each operation costs CPU time on ``cores`` simulated
+``interval_over``, ``stop``, ``run``, ``status``): each operation costs CPU time on ``cores`` simulated
 CPUs (a semaphore), plus ``commit_ns`` per commit; it counts what it was asked."""
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ class FakeServer:
 
     def start(self) -> None:
         self.started = True
+
+    def interval_over(self) -> None:
+        self.interval_ended_ns = self.sim.now_ns
 
     def stop(self) -> None:
         self.stopped = True
