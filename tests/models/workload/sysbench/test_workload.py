@@ -23,6 +23,7 @@ def test_tables_created_before_start_and_server_stopped_at_the_end():
     r, sb, srv, sim = _run(test="oltp_point_select", time=0.1, tables=3)
     assert [t.name for t in srv.tables] == ["sbtest1", "sbtest2", "sbtest3"]
     assert srv.started and srv.stopped
+    assert srv.interval_ended_ns == sb.deadline_ns + 1      # the series ends with it
 
 
 def test_closed_loop_throughput_is_threads_over_event_time():
