@@ -199,55 +199,17 @@ def test_55_user_thread_runs_the_async_preflush_itself_56_leaves_it_to_the_clean
     assert (ns, flushed, pre, waits) == (0, 0, 0, 0)
 
 
-def test_a_batch_fixes_its_pages_chunk_by_chunk():
-    # buf_flush_page io-fixes a page as it enters the doublewrite buffer: while the
-    # first chunk of a 300-page batch (120 pages in 5.6) is being written, the pages
-    # of the later chunks are not fixed (a user thread may latch and change them),
-    # and a page written by another flush before its turn is skipped, not written twice
+def _batch_with_a_page_cleaned_meanwhile(neighbors, pick):
+    """A flush-list batch over the dirtied pages ``pick(srv)`` returns (32 MB pool on an
+    SSD, doublewrite on); at its first doublewrite write another flush cleans the last
+    of them. Returns the server, those pages, the pages io-fixed at that moment and
+    what the batch returned."""
     sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
-                            innodb_buffer_pool_size="32M", innodb_flush_neighbors=0,
+                            innodb_buffer_pool_size="32M", innodb_flush_neighbors=neighbors,
                             device="ssd")
     srv.files.open()
     srv.preload()
-    pool = srv.pool
-    leaves = (list(pool.old) + list(pool.young))[:300]
-    _dirty(srv, leaves)
-    fixed_at_first_write = []
-    chunk = srv.dblwr.batch_pages
-    box = {}
-
-    def go():
-        box["n"] = yield from srv.flusher.flush_list_batch(1 << 30, LSN_MAX)
-
-    def watch():
-        while srv.dblwr.writes == 0:
-            yield sim.timeout(1000)
-        fixed_at_first_write.append(len(pool.io_fixed))
-        # the last page: written by someone else (clean) before its turn
-        pool.flush_list.pop(leaves[-1])
-    sim.spawn(go())
-    sim.spawn(watch())
-    sim.run(until_ns=10**10)
-    assert fixed_at_first_write == [chunk]
-    assert box["n"] == 299 and srv.flusher.pages_flushed == 299
-    assert srv.dblwr.writes == 3 and srv.dblwr.pages_written == 299
-    assert not pool.io_fixed and not pool.flush_list
-
-
-def test_a_neighbour_written_by_another_flush_is_not_counted_flushed():
-    # innodb_flush_neighbors=2, three whole areas dirty: the batch takes each area's
-    # first page and its 63 neighbours (192 pages, two doublewrite chunks); a neighbour
-    # of the last area cleaned by another flush before its chunk is neither written
-    # nor counted a flushed neighbour
-    sim, srv, fs, q = build(tables=(TableDef("sbtest1", 100_000, 180, ("k",)),),
-                            innodb_buffer_pool_size="32M", innodb_flush_neighbors=2,
-                            device="ssd")
-    srv.files.open()
-    srv.preload()
-    leaf0 = srv.tables["sbtest1"].primary.path(0)[-1]
-    base = leaf0 - leaf0 % 64 + 64
-    pages = list(range(base, base + 3 * 64))
-    assert all(srv.pool.resident(p) for p in pages)
+    pages = pick(srv)
     _dirty(srv, pages)
     box = {}
 
@@ -257,8 +219,40 @@ def test_a_neighbour_written_by_another_flush_is_not_counted_flushed():
     def watch():
         while srv.dblwr.writes == 0:
             yield sim.timeout(1000)
+        box["fixed"] = len(srv.pool.io_fixed)
         srv.pool.flush_list.pop(pages[-1])
     sim.spawn(go())
     sim.spawn(watch())
     sim.run(until_ns=10**10)
-    assert box["n"] == 191 and srv.flusher.flushed_neighbors == 188
+    return srv, pages, box["fixed"], box["n"]
+
+
+def test_a_batch_fixes_its_pages_chunk_by_chunk():
+    # buf_flush_page io-fixes a page as it enters the doublewrite buffer: while the
+    # first chunk of a 300-page batch (120 pages in 5.6) is being written, the pages
+    # of the later chunks are not fixed (a user thread may latch and change them),
+    # and a page written by another flush before its turn is skipped, not written twice
+    srv, _, fixed_at_first_write, n = _batch_with_a_page_cleaned_meanwhile(
+        0, lambda srv: (list(srv.pool.old) + list(srv.pool.young))[:300])
+    pool = srv.pool
+    assert fixed_at_first_write == srv.dblwr.batch_pages
+    assert n == 299 and srv.flusher.pages_flushed == 299
+    assert srv.dblwr.writes == 3 and srv.dblwr.pages_written == 299
+    assert not pool.io_fixed and not pool.flush_list
+
+
+def _three_areas(srv):
+    leaf0 = srv.tables["sbtest1"].primary.path(0)[-1]
+    base = leaf0 - leaf0 % 64 + 64
+    pages = list(range(base, base + 3 * 64))
+    assert all(srv.pool.resident(p) for p in pages)
+    return pages
+
+
+def test_a_neighbour_written_by_another_flush_is_not_counted_flushed():
+    # innodb_flush_neighbors=2, three whole areas dirty: the batch takes each area's
+    # first page and its 63 neighbours (192 pages, two doublewrite chunks); a neighbour
+    # of the last area cleaned by another flush before its chunk is neither written
+    # nor counted a flushed neighbour
+    srv, _, _, n = _batch_with_a_page_cleaned_meanwhile(2, _three_areas)
+    assert n == 191 and srv.flusher.flushed_neighbors == 188
