@@ -4,6 +4,8 @@ these machines are shared, so wall time says little). One run, one process:
 - fio randread 4 KB ``iodepth=32`` over 8 GB, one job, through the ``noop`` block
   queue into the 15k SAS HDD (NCQ/SPTF), the X25-E SSD and a RAID 1+0 of 12 of those
   HDDs (the default controller), on the one event path every experiment runs;
+- fio randrw 16 KB, 70 % reads, ``iodepth=32`` on the datacenter NVMe preset: the
+  page mix of a flushing InnoDB server, whose writes keep the flash calendars deep;
 - E5, ``experiment=myisam_nr_requests`` HDD with ``block.nr_requests=100000`` at full
   scale (120 s simulated; ``--quick`` runs it at ``--quick-scale``, said in the output);
 - E2, ``experiment=group_commit`` with ``engine=innodb_plugin_104`` and 30 connections
@@ -34,7 +36,7 @@ _configure_numba_cache()  # before the models import numba
 
 from . import cases  # noqa: E402
 
-CASES = ("hdd", "ssd", "raid10", "e5", "e2", "bare")
+CASES = ("hdd", "ssd", "raid10", "nvme_rw", "e5", "e2", "bare")
 
 
 def selected(only: str) -> set[str]:
@@ -51,7 +53,7 @@ def selected(only: str) -> set[str]:
 def run_all(args) -> dict:
     rows: dict[str, cases.Measure] = {}
     only = selected(args.only)
-    for dev in ("hdd", "ssd", "raid10"):
+    for dev in ("hdd", "ssd", "raid10", "nvme_rw"):
         if dev not in only:
             continue
         rows[f"fio {dev}"] = cases.fio_case(dev, args.ios)

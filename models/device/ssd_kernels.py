@@ -93,7 +93,9 @@ BND_SLOTS = 4096     # future operation ends kept per die for read priority (the
 
 @kernel
 def views(i32, i64):
-    """The packed state as a tuple of arrays (index with the ``S_*`` constants)."""
+    """The packed state as a tuple of arrays (index with the ``S_*`` constants), for
+    the kernels only: compiled without NRT, the views own no reference to the buffers,
+    so Python code reads ``ssd_ftl.FTLState``'s named arrays instead."""
     h = _HDR
     nd = i64[G_NDIE]
     nch = i64[G_NCH]

@@ -45,3 +45,21 @@ def test_unknown_case_is_one_line_and_exit_code_2():
     assert p.returncode == 2
     assert p.stderr.strip().count("\n") == 0 and "--only" in p.stderr and "nvme" in p.stderr
     assert p.stdout == ""
+
+
+def test_nvme_rw_case_mixes_reads_and_writes_and_keeps_the_flash_calendars_deep():
+    """The case bench_sim names nvme_rw: 16 KB at 70 % reads, its writes outrunning
+    the programs, so the channels' calendars hold many future transfers (what makes
+    the flash kernels costly) and reads cut in ahead of them."""
+    make, job = cases.FIO_CASES["nvme_rw"]
+    sim = Simulator()
+    dev = make(sim)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="noop", nr_requests=128))
+    fio = FioJob(sim, FioConfig(**{"iodepth": 32, "size": "8g", "runtime_s": 1e6,
+                                   "number_ios": 6000, **job}), blk, np.random.default_rng(1))
+    fio.start()
+    sim.run()
+    reads, writes = blk.counters.ios[0], blk.counters.ios[1]
+    assert reads + writes == 6000
+    assert 0.65 < reads / 6000 < 0.75
+    assert dev.ftl.iv_n[:-1].max() > 100          # channels booked far ahead
