@@ -27,4 +27,4 @@ def below_scale_notice(specs: Sequence[RunSpec]) -> str | None:
     parts = [f"{exp} at run.scale={', '.join(f'{x:g}' for x in sorted(scales))} "
              f"(min_scale {ms:g})" for exp, (scales, ms) in sorted(low.items())]
     return (f"warning: below the valid scale: {'; '.join(parts)} - the published effect "
-            "does not hold there (meta.min_scale in conf/experiment/)")
+            "does not hold there (meta.min_scale in the experiment's config)")
