@@ -131,14 +131,15 @@ class LogCheckpointer:
                     # 5.1 / 5.5 past the async point: this thread runs the batch itself
                     # (buf_flush_list -> buf_flush_buffered_writes waits for its
                     # writes); if another batch is running it goes on without waiting
-                    n = yield from self.flusher.flush_list_batch(1 << 30, oldest + advance)
+                    n = yield from self.flusher.flush_list_batch(1 << 30, oldest + advance,
+                                                                 "preflush")
                     if n is not None:
                         self.async_preflushes += 1
                     break
                 if t0 is None:
                     t0 = self.sim.now_ns
                     self.sync_waits += 1
-                n = yield from self.flusher.flush_list_batch(1 << 30, oldest + advance)
+                n = yield from self.flusher.flush_list_batch(1 << 30, oldest + advance, "sync")
                 if n is None:
                     yield from self.flusher.wait_list_batch()
                 elif n == 0:

@@ -77,6 +77,10 @@ class Flusher:
         # counters
         self.pages_flushed = 0         # Innodb_buffer_pool_pages_flushed
         self.flushed_list = 0
+        # of flushed_list, the pages of user threads' own batches: 5.1 / 5.5's preflush
+        # past the async point and the batches at the sync point (log_checkpoint.py)
+        self.flushed_preflush = 0
+        self.flushed_sync = 0
         self.flushed_lru = 0
         self.flushed_single = 0
         self.flushed_neighbors = 0
@@ -113,9 +117,11 @@ class Flusher:
                 chosen[p] = True
 
     # -- batches ----------------------------------------------------------------------------
-    def flush_list_batch(self, min_n: int, lsn_limit: int):
+    def flush_list_batch(self, min_n: int, lsn_limit: int, by: str = ""):
         """Generator: ``buf_flush_list``; returns pages flushed, None if a flush-list
-        batch was already running."""
+        batch was already running. ``by`` a user thread's batch: ``preflush`` (at the
+        async point) or ``sync`` (at the sync point), counted apart as it writes; the
+        background thread's batches pass nothing."""
         if self.list_batch_end is not None:
             return None
         pool = self.pool
@@ -131,7 +137,7 @@ class Flusher:
             return 0
         ev = self.list_batch_end = Event(self.sim)
         self.list_batches += 1
-        n = yield from self._write(chosen, False)
+        n = yield from self._write(chosen, False, by)
         self.list_batch_end = None
         ev.succeed()
         return n
@@ -221,7 +227,7 @@ class Flusher:
         if page >> 32 == 0:
             self.flushed_system += 1
 
-    def _write(self, pages: dict[int, bool], evict: bool):
+    def _write(self, pages: dict[int, bool], evict: bool, by: str = ""):
         """Generator: write ``pages`` (page -> chosen as a neighbour) chunk by chunk;
         returns the number written.
 
@@ -265,6 +271,10 @@ class Flusher:
                 self.flushed_lru += len(part)
             else:
                 self.flushed_list += len(part)
+                if by == "preflush":
+                    self.flushed_preflush += len(part)
+                elif by == "sync":
+                    self.flushed_sync += len(part)
         if self.data_fsync:
             for sp in files.distinct_spaces(spaces):
                 self.data_fsyncs += 1
@@ -273,6 +283,7 @@ class Flusher:
 
     def stats(self) -> dict:
         return {"pages_flushed": self.pages_flushed, "flushed_list": self.flushed_list,
+                "flushed_preflush": self.flushed_preflush, "flushed_sync": self.flushed_sync,
                 "flushed_lru": self.flushed_lru, "flushed_single": self.flushed_single,
                 "flushed_neighbors": self.flushed_neighbors,
                 "flushed_system": self.flushed_system, "list_batches": self.list_batches,

@@ -5,7 +5,10 @@ Columns: ``t_s``; ``trx`` (transactions committed in the second = tps); the chec
 age and the points it is judged against (``max_modified_age_async`` /
 ``_sync``, ``max_checkpoint_age``, bytes of LSN); ``pages_dirty``, ``pages_free``;
 pages flushed in the second from the flush list (``flushed_list``), by LRU batches
-(``flushed_lru``) and by user threads' single-page flushes (``flushed_single``);
+(``flushed_lru``) and by user threads' single-page flushes (``flushed_single``); of
+``flushed_list``, the pages user threads' own batches wrote - 5.1 / 5.5's preflush
+past the async point (``flushed_preflush``) and the batches at the sync point
+(``flushed_sync``) - the rest is the background thread's (adaptive / io_capacity);
 ``wait_free`` (``Innodb_buffer_pool_wait_free`` in the second), ``reads`` (pages read),
 ``sync_waits`` / ``sync_wait_s`` (user threads stopped at the sync point and the time
 they began waiting in the second). Per-device iostat of the same seconds is the
@@ -18,8 +21,8 @@ from __future__ import annotations
 from ....metrics.warmup import burst_sustained
 from ..buffer.flushing import SECOND_NS
 
-COUNTERS = ("trx", "flushed_list", "flushed_lru", "flushed_single", "wait_free", "reads",
-            "sync_waits", "sync_wait_ns")
+COUNTERS = ("trx", "flushed_list", "flushed_lru", "flushed_single", "flushed_preflush",
+            "flushed_sync", "wait_free", "reads", "sync_waits", "sync_wait_ns")
 
 
 class Series:
@@ -36,6 +39,7 @@ class Series:
         f, pool, ck = srv.flusher, srv.pool, srv.ckpt
         return {"trx": srv.trx_committed, "flushed_list": f.flushed_list,
                 "flushed_lru": f.flushed_lru, "flushed_single": f.flushed_single,
+                "flushed_preflush": f.flushed_preflush, "flushed_sync": f.flushed_sync,
                 "wait_free": pool.wait_free, "reads": pool.reads,
                 "sync_waits": ck.sync_waits, "sync_wait_ns": ck.sync_wait_ns}
 
@@ -71,7 +75,9 @@ class Series:
                 "max_checkpoint_age": ck.max_checkpoint_age,
                 "pages_dirty": len(pool.flush_list), "pages_free": pool.free,
                 "flushed_list": d["flushed_list"], "flushed_lru": d["flushed_lru"],
-                "flushed_single": d["flushed_single"], "wait_free": d["wait_free"],
+                "flushed_single": d["flushed_single"],
+                "flushed_preflush": d["flushed_preflush"], "flushed_sync": d["flushed_sync"],
+                "wait_free": d["wait_free"],
                 "reads": d["reads"], "sync_waits": d["sync_waits"],
                 "sync_wait_s": d["sync_wait_ns"] / 1e9}
 

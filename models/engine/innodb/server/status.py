@@ -44,6 +44,9 @@ def global_status(server) -> dict:
         "Innodb_checkpoints": ck.checkpoints,                         # *
         "Innodb_checkpoint_sync_waits": ck.sync_waits,                # *
         "Innodb_checkpoint_sync_wait_time": ck.sync_wait_ns / 1e6,    # * ms
+        "Innodb_checkpoint_async_preflushes": ck.async_preflushes,    # * (5.1 / 5.5)
+        "Innodb_buffer_pool_pages_preflushed": fl.flushed_preflush,   # *
+        "Innodb_buffer_pool_pages_sync_flushed": fl.flushed_sync,     # *
         "Innodb_row_lock_waits": lk.waits,
         "Innodb_row_lock_time": lk.wait_ns / 1e6,
         "Innodb_row_lock_time_max": lk.max_wait_ns / 1e6,
