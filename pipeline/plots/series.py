@@ -2,7 +2,9 @@
 detail table (``models/engine/innodb/server/series.py``). One column of panels per
 group (``group``: the device, by default): throughput on top, the pages flushed per
 second (flush list + LRU + single-page) in the middle - with ``lru``, the share of
-them written from the LRU list (LRU batches + single-page flushes) dashed beside it -,
+them written from the LRU list (LRU batches + single-page flushes) dashed beside it;
+dotted, where there are any, the flush-list pages user threads wrote themselves (5.1 /
+5.5's preflush past the async point, batches at the sync point) -,
 the checkpoint age below as a share of ``max_checkpoint_age`` with the async (7/8) and
 sync (15/16) points drawn; one line per series (the flushing algorithm, by default),
 named in one legend under the panels."""
@@ -33,11 +35,17 @@ def _series(results_dir: str | Path, row: dict):
     p = run_dir(results_dir, row["experiment"], row["config_hash"]) / detail_file("engine")
     if not p.exists():
         return None
-    return duckdb.connect().execute(
+    con = duckdb.connect()
+    cols = {c[0] for c in con.execute("DESCRIBE SELECT * FROM read_parquet($p)",
+                                      {"p": str(p)}).fetchall()}
+    # user threads' own flush-list batches (columns of runs since 0602bc2)
+    threads = ("list(flushed_preflush + flushed_sync ORDER BY t_s)"
+               if {"flushed_preflush", "flushed_sync"} <= cols else "NULL")
+    return con.execute(
         "SELECT list(t_s ORDER BY t_s), list(trx ORDER BY t_s), list(flushed_list + "
         "flushed_lru + flushed_single ORDER BY t_s), list(checkpoint_age ORDER BY t_s), "
-        "max(max_checkpoint_age), list(flushed_lru + flushed_single ORDER BY t_s) "
-        "FROM read_parquet($p)", {"p": str(p)}).fetchone()
+        "max(max_checkpoint_age), list(flushed_lru + flushed_single ORDER BY t_s), "
+        f"{threads} FROM read_parquet($p)", {"p": str(p)}).fetchone()
 
 
 def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path | None,
@@ -62,13 +70,18 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
     fig, axes = plt.subplots(3, ncol, figsize=(6.5 * ncol, 9.5), squeeze=False, sharex="col")
     for j, (g, lines) in enumerate(sorted(groups.items())):
         top, middle, bottom = axes[0][j], axes[1][j], axes[2][j]
-        for name, t, trx, flushed, age, m, from_lru in lines:
+        dotted = False
+        for name, t, trx, flushed, age, m, from_lru, by_threads in lines:
             t = np.asarray(t) / 60.0
             top.plot(t, trx, lw=1.0, label=name, color=colour[name])
             middle.plot(t, flushed, lw=0.8, label=name, color=colour[name])
             if lru:
                 middle.plot(t, from_lru, lw=0.8, ls="--", color=colour[name],
                             label=f"{name}: from the LRU list")
+            if by_threads is not None and any(by_threads):
+                dotted = True
+                middle.plot(t, by_threads, lw=0.9, ls=":", color=colour[name],
+                            label=f"{name}: by user threads")
             bottom.plot(t, 100.0 * np.asarray(age) / m, lw=1.0, label=name, color=colour[name])
         for frac, txt in ((7 / 8, "async point"), (15 / 16, "sync point")):
             bottom.axhline(100 * frac, color="0.4", ls=":", lw=0.8)
@@ -77,6 +90,10 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
         top.set_title(g, fontsize=10)
         top.set_ylabel("transactions committed (trx/s)")
         middle.set_ylabel("pages flushed (pages/s)" + ("; dashed: LRU" if lru else ""))
+        if dotted:
+            middle.text(0.01, 0.97, "dotted: of the flush list, what user threads wrote "
+                        "(preflush at the async point, batches at the sync point)",
+                        fontsize=7, va="top", color="0.3", transform=middle.transAxes)
         middle.set_ylim(bottom=0)
         bottom.set_ylabel("checkpoint age (% of max_checkpoint_age)")
         bottom.set_xlabel("simulated time (min)")

@@ -12,13 +12,16 @@ from pipeline.sink import write_run
 from .test_report import is_png
 
 
-def _write(root, case, tps, ages):
+def _write(root, case, tps, ages, preflush=None):
     row = {"experiment": "flushing", "config_hash": case.replace("/", "-"), "status": "ok",
            "run.scale": 1.0, "run.case": case, "sysbench.tps": sum(tps) / len(tps)}
-    engine = pa.table({"t_s": [float(i + 1) for i in range(len(tps))], "trx": tps,
-                       "flushed_list": [t // 2 for t in tps], "flushed_lru": [0] * len(tps),
-                       "flushed_single": [0] * len(tps), "checkpoint_age": ages,
-                       "max_checkpoint_age": [1000] * len(tps)})
+    cols = {"t_s": [float(i + 1) for i in range(len(tps))], "trx": tps,
+            "flushed_list": [t // 2 for t in tps], "flushed_lru": [0] * len(tps),
+            "flushed_single": [0] * len(tps), "checkpoint_age": ages,
+            "max_checkpoint_age": [1000] * len(tps)}
+    if preflush is not None:        # the columns of runs since 0602bc2
+        cols.update(flushed_preflush=preflush, flushed_sync=[0] * len(tps))
+    engine = pa.table(cols)
     write_run(root, "flushing", row["config_hash"],
               {"engine": engine, "summary": summary_table(row)})
 
@@ -86,3 +89,25 @@ def test_series_are_named_in_order_of_the_sizes_in_their_labels():
              "mysql55_native"]
     assert sorted(names, key=_natural) == ["mysql55_native", "mysql56_page_cleaner",
                                            "pool 130M", "pool 520M", "pool 1440M", "pool 2G"]
+
+
+def test_what_user_threads_flushed_is_dotted_where_they_flushed(tmp_path, monkeypatch):
+    """The middle panel dots, per run, the flush-list pages user threads wrote (preflush,
+    sync point) - only for runs where they wrote any, and runs from before those
+    columns existed still draw."""
+    from pipeline.plots import series
+
+    drawn = []
+    real = series.save
+
+    def keep(fig, path):
+        drawn.append([ln.get_linestyle() for ax in fig.axes for ln in ax.get_lines()])
+        return real(fig, path)
+    monkeypatch.setattr(series, "save", keep)
+    _write(tmp_path, "hdd/mysql55_native", [500, 0, 500, 0], [800, 940, 600, 940],
+           preflush=[0, 250, 0, 250])
+    _write(tmp_path, "hdd/percona_estimate", [400] * 4, [500] * 4, preflush=[0] * 4)
+    _write(tmp_path, "ssd/percona_none", [900] * 4, [300] * 4)        # an older run
+    assert report.main(["--experiment", "flushing", "--results", str(tmp_path),
+                        "--out", str(tmp_path / "f.png")]) == 0
+    assert drawn[-1].count(":") == 1 + 2 * 2    # the native run, the two points per column
