@@ -14,12 +14,21 @@ import hashlib
 import pickle
 from pathlib import Path
 
-from pipeline.build import simulate
+from pipeline.build import simulate as _simulate
 from pipeline.spec import validate
+from pipeline.worker import gc_paused
 from tests.pipeline.helpers import CONF
 
 _RUNS: dict[tuple[str, str, bool], tuple[dict, dict]] = {}
 _SHARED: list[Path] = []     # the directory the xdist workers share runs in, if any
+
+
+def simulate(spec):
+    """``pipeline.build.simulate`` with the cyclic garbage collector paused, as
+    ``pipeline.worker`` runs every simulation (the same results; ~25 % less CPU on
+    E5)."""
+    with gc_paused():
+        return _simulate(spec)
 
 
 def share_runs(directory: Path) -> None:
