@@ -79,14 +79,14 @@ FIO_CASES = {**{dev: (make, {}) for dev, make in FIO_DEVICES.items()},
              "nvme_rw": (make_nvme, {"rw": "randrw", "bs": "16k", "rwmixread": 70})}
 
 
-def fio_run(make_device, n_ios: int, seed: int = 1, **job) -> Measure:
-    """fio randread 4 KB iodepth=32 over 8 GB through noop (``job`` overrides the
+def fio_run(make_device, n_ios: int, seed: int = 1, **options) -> Measure:
+    """fio randread 4 KB iodepth=32 over 8 GB through noop (``options`` override the
     ``FioConfig``); ``n_ios`` I/Os."""
     sim = Simulator()
     dev = make_device(sim)
     blk = BlockQueue(sim, dev, BlockConfig(scheduler="noop", nr_requests=128))
     cfg = FioConfig(**{"rw": "randread", "bs": "4k", "iodepth": 32, "size": "8g",
-                       "runtime_s": 1e6, "number_ios": n_ios, **job})
+                       "runtime_s": 1e6, "number_ios": n_ios, **options})
     job = FioJob(sim, cfg, blk, np.random.default_rng(seed))
     reset_peak_rss()
     with gc_paused():
@@ -99,9 +99,9 @@ def fio_run(make_device, n_ios: int, seed: int = 1, **job) -> Measure:
 
 def fio_case(device: str, n_ios: int, repeat: int = 3) -> Measure:
     """Best of ``repeat`` timed runs after a short warm-up (numba compile / cache load)."""
-    make, job = FIO_CASES[device]
-    fio_run(make, 2_000, **job)
-    runs = [fio_run(make, n_ios, **job) for _ in range(repeat)]
+    make, options = FIO_CASES[device]
+    fio_run(make, 2_000, **options)
+    runs = [fio_run(make, n_ios, **options) for _ in range(repeat)]
     return min(runs, key=lambda m: m.cpu_s)
 
 
