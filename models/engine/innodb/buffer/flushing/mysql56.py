@@ -13,7 +13,14 @@ second. Follows the 5.6 source.
   else ``io_capacity_max / io_capacity x f x sqrt(f) / 7.5`` with
   ``f = age x 100 / max_modified_age_async``.
 - ``avg_page_rate`` and ``lsn_avg_rate`` are refreshed every
-  ``innodb_flushing_avg_loops`` loops.
+  ``innodb_flushing_avg_loops`` loops. They start at zero, as after a restart: for its
+  first 30 loops the cleaner's batches then write nothing (their LSN limit is the
+  oldest page), harmless when the age is a restart's zero. A server started from a
+  warm replay (``server/warmup.py``: a long run's pool and log, its age high) seeds
+  them at its first active loop instead - ``lsn_avg_rate`` the loop's LSN progress,
+  ``avg_page_rate`` its ``PCT_IO(pct)``, the fixed point of ``n = (PCT_IO + avg) / 2``
+  - as a long run's averages would have converged (a modelling choice: the source has
+  no warm start).
 - An idle loop flushes ``PCT_IO(100)`` from the flush list.
 """
 from __future__ import annotations
@@ -39,6 +46,13 @@ class PageCleaner56(FlushPolicy):
         self.last_pages = 0
         self.last_lsn = 0
         self._adaptive = False        # this loop ran flush_pages_if_needed to its end
+        self._warm = False            # seed the averages at the first active loop
+
+    def start(self) -> None:
+        # a server started from a warm replay (the log moved outside simulated time) has
+        # run for long: its averages are converged, not the zeros of a restart
+        redo = self.ckpt.redo
+        self._warm = redo.base_lsn > redo.START_LSN
 
     def lru_depth(self, active: bool) -> int:
         if not active:
@@ -76,6 +90,10 @@ class PageCleaner56(FlushPolicy):
         if self.prev_lsn == cur_lsn:
             return None
         loops = self.cfg.innodb_flushing_avg_loops
+        seed = self._warm
+        if seed:                        # the first loop's LSN progress as the average
+            self._warm = False
+            self.lsn_avg_rate = cur_lsn - self.prev_lsn
         self.n_iterations += 1
         if self.n_iterations >= loops:
             self.avg_page_rate = (self.sum_pages // loops + self.avg_page_rate) // 2
@@ -87,6 +105,8 @@ class PageCleaner56(FlushPolicy):
         oldest = self.ckpt.oldest_lsn()
         age = cur_lsn - oldest
         pct = max(self.pct_for_dirty(), self.pct_for_lsn(age))
+        if seed:                        # avg = n: the fixed point of n = (PCT_IO + avg) / 2
+            self.avg_page_rate = min(self.pct_io(pct), self.io_capacity_max)
         n_pages = min((self.pct_io(pct) + self.avg_page_rate) // 2, self.io_capacity_max)
         age_factor = 0
         if self.last_pages and cur_lsn - self.last_lsn > self.lsn_avg_rate / 2:

@@ -171,3 +171,34 @@ def test_tpcc_turnovers_must_not_be_negative():
     with pytest.raises(ValueError, match="warm_pool_turnovers"):
         TpccConfig(warm_pool_turnovers=-1)
 
+
+
+def test_a_warm_started_56_page_cleaner_flushes_by_age_from_its_first_loops():
+    """5.6's page cleaner averages the LSN rate over ``innodb_flushing_avg_loops`` (30)
+    loops and starts from zero, so after a restart its flush-list batches write nothing
+    for 30 s (their LSN limit is the oldest page) - harmless when a restart's age is 0.
+    A server started from a replay is a long run's: its age is high, and its averages
+    are seeded at the first active loop (the loop's LSN progress, and the page rate that
+    is its own fixed point), so it flushes by age at once; left cold it does not (3 s,
+    one client, the age between the low water mark and the async point)."""
+    out = {}
+    for warm in (True, False):
+        sim, srv, _, _ = build(tables=(TableDef("sbtest1", ROWS, 180, ("k",)),),
+                               innodb_buffer_pool_size="16M", version="5.6",
+                               innodb_log_file_size="32M", innodb_lru_scan_depth=100)
+        srv.preload()
+        srv.warm_replay(_stream("update_non_index"), 2)
+        age = srv.ckpt.checkpoint_age()
+        assert age > srv.cfg.innodb_adaptive_flushing_lwm * srv.ckpt.capacity / 100
+        upd = _stream("update_non_index", seed=9)
+        pol = srv.cleaner.policy
+        assert pol.name == "page_cleaner"
+        if not warm:
+            pol.start = lambda: None            # the restart's zeros
+        clients(sim, srv, 1, lambda rng, i: next(upd), 3.0)
+        f = srv.flusher
+        background = f.flushed_list - f.flushed_preflush - f.flushed_sync
+        out[warm] = (background, pol.lsn_avg_rate, pol.avg_page_rate, f.flushed_sync)
+    assert out[True][0] > 300 and out[True][1] > 0 and out[True][2] > 0    # 601 pages
+    assert out[False][:3] == (0, 0, 0)
+    assert out[True][3] == out[False][3] == 0             # neither reached the sync point
