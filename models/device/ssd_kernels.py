@@ -381,8 +381,8 @@ def rebuild(i32, i64, used_blocks, open_fill):
 
 @kernel
 def _first_end_after(iv_e, row, n, t):
-    """Index of the first of ``row``'s first ``n`` intervals (ends sorted) that ends
-    after ``t`` (``n``: none does)."""
+    """Index of the first of ``row``'s first ``n`` ends (sorted: a calendar's interval
+    ends, a die's booked operation ends) that is after ``t`` (``n``: none is)."""
     lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -587,14 +587,7 @@ def _w_book(st, ch, end):
 
 @kernel
 def _drop_past(bnd, die, n, now):
-    lo, hi = 0, n                       # the row is sorted: first end after ``now``
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if bnd[die, mid] <= now:
-            lo = mid + 1
-        else:
-            hi = mid
-    k = lo
+    k = _first_end_after(bnd, die, n, now)      # the row is sorted
     if k:
         for i in range(k, n):
             bnd[die, i - k] = bnd[die, i]
@@ -642,14 +635,7 @@ def _read_insert(st, die, start, ready, now):
         return
     d = ready - start
     die_free[die] += d
-    lo, hi = 0, n                       # the row is sorted: first end after ``start``
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if bnd[die, mid] <= start:
-            lo = mid + 1
-        else:
-            hi = mid
-    pos = lo
+    pos = _first_end_after(bnd, die, n, start)  # the row is sorted
     for i in range(pos, n):
         bnd[die, i] += d
     if n < BND_SLOTS:

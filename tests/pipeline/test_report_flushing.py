@@ -26,6 +26,20 @@ def _write(root, case, tps, ages, preflush=None):
               {"engine": engine, "summary": summary_table(row)})
 
 
+def _linestyles_drawn(monkeypatch) -> list:
+    """Each series plot saved from now on appends the line styles of its lines here."""
+    from pipeline.plots import series
+
+    drawn = []
+    real = series.save
+
+    def keep(fig, path):
+        drawn.append([ln.get_linestyle() for ax in fig.axes for ln in ax.get_lines()])
+        return real(fig, path)
+    monkeypatch.setattr(series, "save", keep)
+    return drawn
+
+
 def test_one_column_per_device_one_line_per_algorithm(tmp_path):
     _write(tmp_path, "hdd/mysql55_native", [500, 0, 500, 0], [800, 940, 600, 940])
     _write(tmp_path, "hdd/percona_estimate", [400] * 4, [500] * 4)
@@ -53,15 +67,7 @@ def test_runs_without_an_engine_table_are_an_error(tmp_path):
 def test_bp_ratio_draws_the_lru_share_beside_each_pool(tmp_path, monkeypatch):
     """experiment=bp_ratio: one line per pool size, the pages written from the LRU list
     dashed beside the pages flushed; flushing's plot has no dashed lines."""
-    from pipeline.plots import series
-
-    drawn = []
-    real = series.save
-
-    def keep(fig, path):
-        drawn.append([ln.get_linestyle() for ax in fig.axes for ln in ax.get_lines()])
-        return real(fig, path)
-    monkeypatch.setattr(series, "save", keep)
+    drawn = _linestyles_drawn(monkeypatch)
     for pool, lru in (("130M", 300), ("520M", 0)):
         row = {"experiment": "bp_ratio", "config_hash": pool, "status": "ok",
                "run.scale": 1.0, "engine.innodb_buffer_pool_size": pool}
@@ -95,15 +101,7 @@ def test_what_user_threads_flushed_is_dotted_where_they_flushed(tmp_path, monkey
     """The middle panel dots, per run, the flush-list pages user threads wrote (preflush,
     sync point) - only for runs where they wrote any, and runs from before those
     columns existed still draw."""
-    from pipeline.plots import series
-
-    drawn = []
-    real = series.save
-
-    def keep(fig, path):
-        drawn.append([ln.get_linestyle() for ax in fig.axes for ln in ax.get_lines()])
-        return real(fig, path)
-    monkeypatch.setattr(series, "save", keep)
+    drawn = _linestyles_drawn(monkeypatch)
     _write(tmp_path, "hdd/mysql55_native", [500, 0, 500, 0], [800, 940, 600, 940],
            preflush=[0, 250, 0, 250])
     _write(tmp_path, "hdd/percona_estimate", [400] * 4, [500] * 4, preflush=[0] * 4)
