@@ -13,7 +13,8 @@ the algorithms that differ between releases:
   pages the redo generation rate asks for (``buf_flush_get_desired_flush_rate``).
 - ``5.6``: the page cleaner thread: LRU tail by ``innodb_lru_scan_depth``, then the
   flush list by ``max(af_get_pct_for_dirty, af_get_pct_for_lsn)`` of
-  ``innodb_io_capacity``, capped at ``innodb_io_capacity_max``.
+  ``innodb_io_capacity``, capped at ``innodb_io_capacity_max``. Unset, that is 5.6's
+  own default: twice ``innodb_io_capacity``, at least 2000 (``innobase_init``).
 - ``percona_5.1``: Percona XtraDB 5.1 (on the InnoDB plugin: the 5.5 generation's
   master thread, ``innodb_io_capacity``): with ``innodb_adaptive_flushing`` the
   plugin's flushing (it takes priority), else ``innodb_adaptive_checkpoint`` =
@@ -85,7 +86,7 @@ class InnoDBServerConfig(CommitConfig):
     innodb_old_blocks_pct: int = 37
     innodb_old_blocks_time: int = 1000
     innodb_io_capacity: int = 200
-    innodb_io_capacity_max: int = 2000
+    innodb_io_capacity_max: int | None = None         # None: max(2 x io_capacity, 2000)
     innodb_max_dirty_pages_pct: float = 75.0
     innodb_adaptive_flushing: bool = True
     innodb_adaptive_flushing_lwm: float = 10.0
@@ -130,7 +131,9 @@ class InnoDBServerConfig(CommitConfig):
         at_least(self, 0, "innodb_old_blocks_time", "innodb_thread_concurrency",
                  *SERVER_CYCLE_KEYS)
         at_least(self, 100, "innodb_io_capacity")
-        if self.innodb_io_capacity_max < self.innodb_io_capacity:
+        if self.io_capacity_max < self.innodb_io_capacity:
+            # MySQL warns and lowers innodb_io_capacity to it; a sweep would silently
+            # run another value than it names, so here it is an error
             raise ValueError(f"innodb_io_capacity_max: must be >= innodb_io_capacity "
                              f"({self.innodb_io_capacity}), got {self.innodb_io_capacity_max}")
         if not 0 <= self.innodb_max_dirty_pages_pct <= 99:
@@ -222,6 +225,15 @@ class InnoDBServerConfig(CommitConfig):
         if self.version == "5.6" or not self.innodb_flush_neighbors:
             return self.innodb_flush_neighbors
         return 2
+
+    @property
+    def io_capacity_max(self) -> int:
+        """``innodb_io_capacity_max``, or 5.6's default when unset: twice
+        ``innodb_io_capacity``, at least 2000 (``innobase_init``; the 5.6 page cleaner is
+        the one algorithm that reads it)."""
+        if self.innodb_io_capacity_max is not None:
+            return self.innodb_io_capacity_max
+        return max(2 * self.innodb_io_capacity, 2000)
 
     @property
     def autoextend_increment_mb(self) -> int:

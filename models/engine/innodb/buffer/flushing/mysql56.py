@@ -11,7 +11,9 @@ second. Follows the 5.6 source.
   mark in 5.6). ``af_get_pct_for_lsn``: 0 below ``innodb_adaptive_flushing_lwm`` % of
   the log capacity, and without ``innodb_adaptive_flushing`` below the async point;
   else ``io_capacity_max / io_capacity x f x sqrt(f) / 7.5`` with
-  ``f = age x 100 / max_modified_age_async``.
+  ``f = age x 100 / max_modified_age_async``, ``f`` and the capacity ratio integer
+  quotients as in the source (``innodb_io_capacity`` 700 under the default maximum
+  2000 gives 2, not 2.86).
 - ``avg_page_rate`` and ``lsn_avg_rate`` are refreshed every
   ``innodb_flushing_avg_loops`` loops. They start at zero, as after a restart: for its
   first 30 loops the cleaner's batches then write nothing (their LSN limit is the
@@ -36,7 +38,7 @@ class PageCleaner56(FlushPolicy):
 
     def __init__(self, cfg, pool, flusher, ckpt) -> None:
         super().__init__(cfg, pool, flusher, ckpt)
-        self.io_capacity_max = cfg.innodb_io_capacity_max
+        self.io_capacity_max = cfg.io_capacity_max
         self.prev_lsn = 0
         self.n_iterations = 0
         self.sum_pages = 0
@@ -72,8 +74,10 @@ class PageCleaner56(FlushPolicy):
         async_age = ckpt.max_modified_age_async
         if age < async_age and not self.cfg.innodb_adaptive_flushing:
             return 0
-        f = age * 100 / async_age
-        return (self.io_capacity_max / self.io_capacity) * f * math.sqrt(f) / 7.5
+        # the source's integer arithmetic: lsn_age_factor and the capacity ratio are
+        # both integer quotients (lsn_t, ulong)
+        f = age * 100 // async_age
+        return (self.io_capacity_max // self.io_capacity) * f * math.sqrt(f) / 7.5
 
     def plan(self, active: bool) -> Batch | None:
         self._adaptive = False

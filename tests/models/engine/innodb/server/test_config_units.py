@@ -37,6 +37,16 @@ def test_out_of_range_variables_name_their_key(kw, key):
         InnoDBServerConfig(**kw)
 
 
+@pytest.mark.parametrize("io_capacity,expected", [(100, 2000), (200, 2000), (1000, 2000),
+                                                  (1500, 3000), (5000, 10000)])
+def test_unset_io_capacity_max_is_twice_io_capacity_at_least_2000(io_capacity, expected):
+    # innobase_init: an unset innodb_io_capacity_max becomes max(2 x io_capacity, 2000),
+    # so a 5.6 server with innodb_io_capacity=5000 alone is valid, as in MySQL
+    assert InnoDBServerConfig(innodb_io_capacity=io_capacity).io_capacity_max == expected
+    assert InnoDBServerConfig(innodb_io_capacity=io_capacity,
+                              innodb_io_capacity_max=40000).io_capacity_max == 40000
+
+
 def test_bulk_loaded_layout_sysbench_table():
     t = TableLayout(1, TableDef("sbtest1", 1_000_000, 180, ("k",)))
     ix = t.primary

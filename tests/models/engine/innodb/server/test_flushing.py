@@ -150,6 +150,18 @@ def test_pct_for_lsn_is_af_get_pct_for_lsn():
     assert srv.cleaner.policy.pct_for_lsn(srv.ckpt.max_modified_age_async) > 0
 
 
+def test_pct_for_lsn_divides_as_the_source_does():
+    # af_get_pct_for_lsn's lsn_age_factor and io_capacity_max / io_capacity are integer
+    # quotients: 700 under the default maximum 2000 is a factor of 2 (not 2.86), and an
+    # age 99.9 % of the async point is a factor of 99
+    sim, srv, fs, q = build(innodb_io_capacity=700)
+    bg, ck = srv.cleaner.policy, srv.ckpt
+    assert bg.io_capacity_max == 2000
+    age = ck.max_modified_age_async
+    assert bg.pct_for_lsn(age) == pytest.approx(2 * 100 * math.sqrt(100) / 7.5)
+    assert bg.pct_for_lsn(age - age // 1000 - 1) == pytest.approx(2 * 99 * math.sqrt(99) / 7.5)
+
+
 def _free_check_past_async(version, busy=False):
     """A user thread's ``log_free_check`` with the checkpoint age between the async and
     the sync point (200 dirty leaves, ages spread from just past the async point down to
