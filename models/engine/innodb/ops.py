@@ -125,7 +125,7 @@ class Op(_OpFields):
     An immutable named tuple (fields as above, equal and hashable by value), not a
     frozen dataclass: TPC-C builds ~30 a transaction, and a frozen dataclass's
     ``__init__`` (a ``object.__setattr__`` per field, then ``__post_init__``) cost ~4x
-    this validating ``__new__`` - ~15 % of a warm replay's CPU."""
+    this validating ``__new__``: ~8 % of E3's all-HDD run, most of it the warm replay."""
     __slots__ = ()
 
     def __new__(cls, kind: str, table: str, key: int, rows: int = 1, index: str = PRIMARY,
