@@ -74,3 +74,35 @@ def test_a_drive_full_of_live_data_collects_garbage_and_loses_notpm():
     assert used["devstat.sdb.write_amplification"] > 3
     assert used["dbt2.notpm"] < 0.8 * fresh["dbt2.notpm"]
     assert used["iostat.sdb.await_ms"] > fresh["iostat.sdb.await_ms"]
+
+
+def test_a_placement_sweep_replays_the_past_once_and_gets_the_same_runs(monkeypatch):
+    """The warm replay does no I/O: a worker that replayed it for one placement restores
+    it for the next (``Tpcc.warm_up``), and that run is the run a fresh worker makes -
+    summary and iostat table alike. Another pool is replayed again."""
+    import models.workload.tpcc.workload as tpcc_workload
+    from models.engine.innodb.server import InnoDBServer
+    from pipeline.spec import validate
+    from tests.experiments.helpers import compose, simulate
+
+    replays = []
+    replay = InnoDBServer.warm_replay
+    monkeypatch.setattr(InnoDBServer, "warm_replay",
+                        lambda self, *a: replays.append(1) or replay(self, *a))
+
+    def sim(case, *extra):
+        spec = compose("dbt2_placement", f"case/dbt2_placement={case}", *SMALL,
+                       "results.details=true", *extra)
+        return simulate(validate(spec, "dbt2_placement"))
+
+    tpcc_workload._REPLAYED.clear()
+    hdd = sim("all_hdd")
+    restored = sim("all_ssd")
+    assert len(replays) == 1
+    tpcc_workload._REPLAYED.clear()
+    fresh = sim("all_ssd")
+    assert len(replays) == 2
+    assert restored.summary == fresh.summary and restored.summary != hdd.summary
+    assert restored.details == fresh.details and fresh.details["iostat"]
+    sim("all_ssd", "engine.innodb_buffer_pool_size=24M")
+    assert len(replays) == 3

@@ -18,6 +18,8 @@ Deterministic from the run's generator: each connection draws from a child of it
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ...engine.innodb.tablespace import PAGE_SIZE
@@ -27,6 +29,14 @@ from . import nurand, report, schema
 from .options import TpccConfig
 from .txns import TYPES, TpccState, TxnBuilder
 
+
+
+# The last warm replay of this process (``Tpcc.warm_up``): its key -> the server's state
+# after it (``warm_snapshot``), the orders it placed (``TpccState``) and its counts. A
+# sweep over placements (E3) replays the same past in every run: a worker that ran one
+# restores it for the next (~20 CPU s and ~85 % of a 12 s all-HDD run saved; ~50 MB
+# held at 100 warehouses and a 2 GB pool). One entry: the next replay replaces it.
+_REPLAYED: dict[tuple, tuple] = {}
 
 
 class Tpcc(MeasuredRun):
@@ -83,11 +93,31 @@ class Tpcc(MeasuredRun):
         cfg, server = self.cfg, self.server
         self.preloaded = server.preload() if cfg.warm_pool and hasattr(server, "preload") else 0
         if self.preloaded and cfg.warm_pool_turnovers > 0:
-            wrand = nurand.TpccRand(self._warm_rng, self._consts)
-            build = self.builder.build
-            self.warm = server.warm_replay((build(wrand)[1] for _ in iter(int, 1)),
-                                           cfg.warm_pool_turnovers)
+            key = self._replay_key()
+            past = _REPLAYED.get(key)
+            if past is None:
+                wrand = nurand.TpccRand(self._warm_rng, self._consts)
+                build = self.builder.build
+                self.warm = server.warm_replay((build(wrand)[1] for _ in iter(int, 1)),
+                                               cfg.warm_pool_turnovers)
+                _REPLAYED.clear()
+                _REPLAYED[key] = (server.warm_snapshot(), copy.deepcopy(self.builder.state),
+                                  dict(self.warm))
+            else:
+                snap, state, warm = past
+                server.warm_restore(snap)
+                self.builder.state = copy.deepcopy(state)
+                self.warm = dict(warm)
             self.builder.counts = dict.fromkeys(TYPES, 0)
+
+    def _replay_key(self) -> tuple:
+        """Everything the replay's outcome depends on: this workload's options, the
+        server's variables, the pool's frames and what was loaded, and the replay's own
+        random stream (its generator's state) and NURand constants. The devices and the
+        file placement are not in it: the replay does no I/O."""
+        server = self.server
+        return (repr(self.cfg), repr(server.cfg), server.pool.capacity, self.loaded_pages,
+                self.preloaded, repr(self._warm_rng.bit_generator.state), repr(self._consts))
 
     def start(self) -> None:
         self.warm_up()

@@ -183,6 +183,15 @@ class InnoDBServer:
         return warmup.replay(self, transactions, turnovers,
                              {k: REDO_BYTES[k] + UNDO_BYTES[k] for k in REDO_BYTES})
 
+    def warm_snapshot(self) -> dict:
+        """After ``warm_replay``: what it left, to ``warm_restore`` into another server of
+        the same configuration instead of replaying again (``warmup.snapshot``)."""
+        return warmup.snapshot(self)
+
+    def warm_restore(self, snap: dict) -> None:
+        """After ``preload``, in place of ``warm_replay``: the state ``snap`` recorded."""
+        warmup.restore(self, snap)
+
     def start(self) -> None:
         self.files.open()
         self.started = True

@@ -158,3 +158,39 @@ def replay(server, transactions, turnovers: float, redo_bytes: dict[str, int]) -
     return {"transactions": n_trx, "page_refs": refs, "misses": misses,
             "written": written, "age_flushed": age_flushed,
             "dirty_pages": len(flush_list), "checkpoint_age": ckpt.checkpoint_age()}
+
+
+def snapshot(server) -> dict:
+    """What ``replay`` left in ``server`` (copies): the pool's LRU lists and their
+    clocks, its free frames, flush list and newest modifications, the log's LSN and the
+    checkpoint. ``restore`` puts them into another server built from the same
+    configuration and preloaded the same way - the state the replay would have left
+    there (a workload keeps a snapshot to skip replaying the same past again)."""
+    pool = server.pool
+    return {"young": list(pool.young), "old": list(pool.old),
+            "young_clock": dict(pool.young_clock), "evictions": pool.evictions,
+            "free": pool.free, "flush_list": list(pool.flush_list.items()),
+            "newest": dict(pool.newest), "lsn": server.redo.lsn,
+            "checkpoint_lsn": server.ckpt.last_checkpoint_lsn}
+
+
+def restore(server, snap: dict) -> None:
+    """``snap`` (``snapshot``) into ``server``, in place of a ``replay`` (before
+    ``start``; the pool's containers are refilled, not replaced)."""
+    if server.started:
+        raise ValueError("warm_restore: the server has started")
+    pool = server.pool
+    for name in ("young", "old"):
+        lst = getattr(pool, name)
+        lst.clear()
+        lst.update(dict.fromkeys(snap[name]))
+    pool.first_access.clear()
+    pool.young_clock.clear()
+    pool.young_clock.update(snap["young_clock"])
+    pool.evictions, pool.free = snap["evictions"], snap["free"]
+    pool.flush_list.clear()
+    pool.flush_list.update(snap["flush_list"])
+    pool.newest.clear()
+    pool.newest.update(snap["newest"])
+    server.redo.warm_start(snap["lsn"])
+    server.ckpt.last_checkpoint_lsn = snap["checkpoint_lsn"]
