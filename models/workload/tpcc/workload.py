@@ -34,8 +34,9 @@ from .txns import TYPES, TpccState, TxnBuilder
 # The last warm replay of this process (``Tpcc.warm_up``): its key -> the server's state
 # after it (``warm_snapshot``), the orders it placed (``TpccState``) and its counts. A
 # sweep over placements (E3) replays the same past in every run: a worker that ran one
-# restores it for the next (~20 CPU s and ~85 % of a 12 s all-HDD run saved; ~50 MB
-# held at 100 warehouses and a 2 GB pool). One entry: the next replay replaces it.
+# restores it for the next (~25 CPU s, ~85 % of a 12 s all-HDD run, saved; at 100
+# warehouses and a 2 GB pool the replay and the snapshot kept hold ~100 MB together,
+# tracemalloc). One entry: the next replay replaces it.
 _REPLAYED: dict[tuple, tuple] = {}
 
 
