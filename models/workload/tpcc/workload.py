@@ -12,7 +12,8 @@ those that end in the interval are counted (``report``).
 kept), as sysbench's ``time``. The server's interface: ``create_tables``,
 ``start`` / ``stop``, ``run``, ``status``, ``table_pages``; ``preload`` for
 ``warm_pool``, ``warm_replay`` for ``warm_pool_turnovers`` (both in ``warm_up``, at
-``start``).
+``start``), ``warm_snapshot`` / ``warm_restore`` to reuse a replay in the next run of
+the same configuration (``_REPLAYED``).
 
 Deterministic from the run's generator: each connection draws from a child of it.
 """
@@ -87,7 +88,8 @@ class Tpcc(MeasuredRun):
         ``warm_pool`` the server's ``preload``, then with ``warm_pool_turnovers`` its
         ``warm_replay`` of this workload's transactions. The districts' orders the
         replay places are the run's (Stock-Level's last 20 orders are then the ones
-        whose STOCK rows the replay touched)."""
+        whose STOCK rows the replay touched). A replay this process made for the same
+        key (``_replay_key``) is restored instead of made again."""
         if self._warmed:
             return
         self._warmed = True
