@@ -20,20 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 from . import cases
 
 FULL_S = 600            # conf/experiment/dbt2_placement.yaml: workload.duration at run.scale 1
-
-
-def _timed(spec):
-    from pipeline.build import simulate
-
-    with cases.gc_paused():
-        t0 = time.process_time()
-        r = simulate(spec)
-        return r, time.process_time() - t0
 
 
 def main(argv=None) -> dict:
@@ -48,8 +38,8 @@ def main(argv=None) -> dict:
                                                  *a.overrides])
     tpcc_workload._REPLAYED.clear()
     cases.reset_peak_rss()
-    fresh, fresh_s = _timed(spec)
-    restored, restored_s = _timed(spec)
+    fresh, fresh_s = cases.simulate_timed(spec)
+    restored, restored_s = cases.simulate_timed(spec)
     if restored.summary != fresh.summary:
         raise SystemExit("bench_dbt2: the restored replay changed the run's summary")
     sim_s = fresh.sim_ns / 1e9

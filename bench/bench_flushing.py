@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 from . import cases
 
@@ -32,16 +31,11 @@ def main(argv=None) -> dict:
     ap.add_argument("overrides", nargs="*")
     a = ap.parse_args(argv)
 
-    from pipeline.build import simulate
-
     scale = a.seconds / EXPERIMENT_SECONDS
     spec = cases.compose_spec("flushing", [f"case/flushing={a.case}", f"run.scale={scale!r}",
                                            *a.overrides])
     cases.reset_peak_rss()
-    with cases.gc_paused():
-        t0 = time.process_time()
-        r = simulate(spec)
-        cpu_s = time.process_time() - t0
+    r, cpu_s = cases.simulate_timed(spec)
     sim_s = r.sim_ns / 1e9
     trx = r.summary.get("innodb.Com_commit", 0)
     out = {"case": a.case, "overrides": a.overrides, "commit": cases.commit(),

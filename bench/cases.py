@@ -133,6 +133,17 @@ def compose_spec(experiment: str, overrides: list[str]):
     return prepare(cfg, experiment, code_version())
 
 
+def simulate_timed(spec):
+    """``pipeline.build.simulate(spec)`` with the garbage collector paused, as a worker
+    runs it: (the result, CPU seconds of it, build included)."""
+    from pipeline.build import simulate
+
+    with gc_paused():
+        c0 = time.process_time()
+        r = simulate(spec)
+        return r, time.process_time() - c0
+
+
 def experiment_case(experiment: str, overrides: list[str]) -> Measure:
     """One run of ``experiment``: build the stack, start the workload, run the simulator
     (``pipeline.build.simulate`` without the metric collection afterwards)."""
