@@ -13,7 +13,10 @@ line style (x and first metric), e.g. ``workload.threads`` and ``sysbench.tps``.
 
 Each experiment has a style (``STYLES``): the chart kind (``pipeline.plots.bars``,
 ``lines``, ``cdf``), the metric panels, the x or hue parameter and how a configuration
-is labelled. An experiment without one gets bars of the metrics its reference rows
+is labelled. A time-series style (``series``: the flushing experiments) names runs
+of one case that differ by a parameter - a what-if override beside the case as
+shipped - by what differs (``percona_keep_average, write_back=False``), each in its own
+colour. An experiment without one gets bars of the metrics its reference rows
 read, or of the headline metrics. ``pipeline.validate`` draws the same plots for the
 reference cases it runs.
 
@@ -39,7 +42,7 @@ from typing import Callable, Sequence
 
 from . import reference
 from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file, one_line, png_path
-from .plots.common import Overlay, label_of, scale_note, varying
+from .plots.common import Overlay, distinguish, label_of, scale_note, varying
 
 
 def _ra_label(r: dict) -> str:
@@ -260,7 +263,9 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     if style.kind == "series":
         from .plots import series
 
-        return series.draw(rows, path, style.title, results_dir, series=style.label,
+        group = style.extra.get("group")
+        return series.draw(rows, path, style.title, results_dir,
+                           series=distinguish(style.label, rows, group or (lambda r: None)),
                            notes=notes, **style.extra)
     panels = [] if style.kind == "cdf" else _panels(style, rows, overlays, metrics)
     if style.kind == "facets":

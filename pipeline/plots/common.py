@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..columns import is_param
 
@@ -164,6 +165,31 @@ def label_of(row: dict, cols: list[str]) -> str:
     e.g. ``block.scheduler`` and ``device.sda.queue.scheduler``)."""
     parts = dict.fromkeys(f"{short(c)}={value_text(row.get(c))}" for c in cols)
     return ", ".join(parts) or "(one configuration)"
+
+
+def distinguish(label: Callable[[dict], str], rows: list[dict],
+                key: Callable[[dict], object] = lambda r: None) -> Callable[[dict], str]:
+    """``label`` extended, for runs that would share a label (and ``key``, e.g. a
+    panel), by the parameters that tell them apart: a what-if run with an override
+    (``device.sda.write_back=false``) beside the same case without it gets its own
+    line, never one drawn in the same colour under the same name."""
+    shared: dict[tuple, list[dict]] = {}
+    for r in rows:
+        shared.setdefault((key(r), label(r)), []).append(r)
+    apart = {k: _apart(rs) for k, rs in shared.items() if len(rs) > 1}
+
+    def named(r: dict) -> str:
+        base = label(r)
+        cols = apart.get((key(r), base))
+        return f"{base}, {label_of(r, cols)}" if cols else base
+    return named
+
+
+def _apart(rows: list[dict]) -> list[str]:
+    """The parameters that differ among ``rows``; ``run.overrides`` (which keys a command
+    line set) only when no parameter itself does."""
+    cols = varying(rows)
+    return [c for c in cols if c != "run.overrides"] or cols
 
 
 def save(fig, path: str | Path) -> Path:

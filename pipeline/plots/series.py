@@ -106,7 +106,10 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
     from matplotlib.lines import Line2D
 
     finish(fig, title, notes)
-    per_row = min(len(names), 6)
+    # as many names a row as fit the figure's width at the legend's 8 pt (~15 characters
+    # an inch, a few more for the line's handle)
+    fits = int(fig.get_figwidth() * 15 / (max(len(n) for n in names) + 6))
+    per_row = max(1, min(len(names), 6, fits))
     n_rows = -(-len(names) // per_row)
     fig.legend([Line2D([], [], color=colour[n], lw=1.5) for n in names], names,
                loc="lower center", ncol=per_row, fontsize=8, frameon=False)

@@ -12,9 +12,11 @@ from pipeline.sink import write_run
 from .test_report import is_png
 
 
-def _write(root, case, tps, ages, preflush=None):
-    row = {"experiment": "flushing", "config_hash": case.replace("/", "-"), "status": "ok",
-           "run.scale": 1.0, "run.case": case, "sysbench.tps": sum(tps) / len(tps)}
+def _write(root, case, tps, ages, preflush=None, **params):
+    row = {"experiment": "flushing", "config_hash": "-".join([case.replace("/", "-"),
+                                                              *map(str, params.values())]),
+           "status": "ok", "run.scale": 1.0, "run.case": case,
+           "sysbench.tps": sum(tps) / len(tps), **params}
     cols = {"t_s": [float(i + 1) for i in range(len(tps))], "trx": tps,
             "flushed_list": [t // 2 for t in tps], "flushed_lru": [0] * len(tps),
             "flushed_single": [0] * len(tps), "checkpoint_age": ages,
@@ -109,3 +111,29 @@ def test_what_user_threads_flushed_is_dotted_where_they_flushed(tmp_path, monkey
     assert report.main(["--experiment", "flushing", "--results", str(tmp_path),
                         "--out", str(tmp_path / "f.png")]) == 0
     assert drawn[-1].count(":") == 1 + 2 * 2    # the native run, the two points per column
+
+
+def test_a_what_if_beside_the_same_case_is_a_line_of_its_own(tmp_path, monkeypatch):
+    """Runs of one case that differ by an override (here the HDD controller's write-back
+    cache off, next to the case as shipped) are told apart in the legend and by colour,
+    not drawn as two lines of one name; a run alone keeps its plain name."""
+    from pipeline.plots import series
+
+    drawn = []
+    real = series.save
+
+    def keep(fig, path):
+        drawn.append({ln.get_label(): ln.get_color() for ln in fig.axes[0].get_lines()})
+        return real(fig, path)
+    monkeypatch.setattr(series, "save", keep)
+    for write_back, tps in ((True, 800), (False, 400)):
+        _write(tmp_path, "hdd/percona_keep_average", [tps] * 4, [500] * 4,
+               **{"device.sda.write_back": write_back})
+    _write(tmp_path, "hdd/percona_estimate", [700] * 4, [500] * 4,
+           **{"device.sda.write_back": False})
+    assert report.main(["--experiment", "flushing", "--results", str(tmp_path),
+                        "--out", str(tmp_path / "f.png")]) == 0
+    lines = drawn[-1]
+    assert set(lines) == {"percona_keep_average, write_back=True",
+                          "percona_keep_average, write_back=False", "percona_estimate"}
+    assert len(set(lines.values())) == 3
