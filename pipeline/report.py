@@ -13,9 +13,9 @@ line style (x and first metric), e.g. ``workload.threads`` and ``sysbench.tps``.
 
 Each experiment has a style (``STYLES``): the chart kind (``pipeline.plots.bars``,
 ``lines``, ``cdf``), the metric panels, the x or hue parameter and how a configuration
-is labelled. A time-series style (``series``: the flushing experiments) names runs
-of one case that differ by a parameter - a what-if override beside the case as
-shipped - by what differs (``percona_keep_average, write_back=False``), each in its own
+is labelled; runs that would share a label (at one x, hue or panel) but differ by a
+parameter - a what-if override beside the case as shipped - are named by what differs
+as well (``percona_keep_average, write_back=False``), each its own line, bar and
 colour. An experiment without one gets bars of the metrics its reference rows
 read, or of the headline metrics. ``pipeline.validate`` draws the same plots for the
 reference cases it runs.
@@ -280,7 +280,10 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     if style.label is not None:
         rest = [c for c in vary if not covered(c, style.covers) and c not in (style.hue, style.x)]
         base = style.label
-        label = (lambda r: base(r) + (", " + label_of(r, rest) if rest else ""))
+        at = ((lambda r: r.get(style.x)) if style.kind == "lines" else
+              (lambda r: r.get(style.hue)) if style.kind == "bars" else (lambda r: None))
+        label = distinguish(lambda r: base(r) + (", " + label_of(r, rest) if rest else ""),
+                            rows, at)
     if style.kind == "lines" and style.x:
         from .plots import lines
 

@@ -169,18 +169,23 @@ def label_of(row: dict, cols: list[str]) -> str:
 
 def distinguish(label: Callable[[dict], str], rows: list[dict],
                 key: Callable[[dict], object] = lambda r: None) -> Callable[[dict], str]:
-    """``label`` extended, for runs that would share a label (and ``key``, e.g. a
-    panel), by the parameters that tell them apart: a what-if run with an override
+    """``label`` extended, for runs that would share a label at one ``key`` (a panel, an
+    x value, a hue), by the parameters that tell them apart - on every run of that
+    label, so a line keeps one name: a what-if run with an override
     (``device.sda.write_back=false``) beside the same case without it gets its own
-    line, never one drawn in the same colour under the same name."""
+    line or bar, never one drawn in the same colour under the same name."""
     shared: dict[tuple, list[dict]] = {}
     for r in rows:
         shared.setdefault((key(r), label(r)), []).append(r)
-    apart = {k: _apart(rs) for k, rs in shared.items() if len(rs) > 1}
+    apart: dict[str, list[str]] = {}
+    for (_, base), rs in shared.items():
+        if len(rs) > 1:
+            cols = apart.setdefault(base, [])
+            cols += [c for c in _apart(rs) if c not in cols]
 
     def named(r: dict) -> str:
         base = label(r)
-        cols = apart.get((key(r), base))
+        cols = apart.get(base)
         return f"{base}, {label_of(r, cols)}" if cols else base
     return named
 

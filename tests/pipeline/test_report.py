@@ -211,3 +211,18 @@ def test_a_published_figure_of_no_single_run_is_a_level_across_its_panel(tmp_pat
     report.draw("dbt2_ssd_history", rows, path=tmp_path / "n.png", levels={})
     notpm = drawn["fig"].axes[0]                        # --no-reference: no level
     assert not [ln for ln in notpm.get_lines() if ln.get_linestyle() == "--"]
+
+
+def test_runs_sharing_a_label_are_named_by_what_differs_on_every_run_of_it():
+    """Two runs with one label at one x (a what-if override beside the case as shipped)
+    get the differing parameter in their names - and so does the label's run at another
+    x, so its line keeps one name; a label no run shares stays as it was."""
+    from pipeline.plots.common import distinguish
+
+    rows = [{"run.case": "a", "workload.threads": 1, "device.sda.write_back": True},
+            {"run.case": "a", "workload.threads": 1, "device.sda.write_back": False},
+            {"run.case": "a", "workload.threads": 2, "device.sda.write_back": True},
+            {"run.case": "b", "workload.threads": 1, "device.sda.write_back": True}]
+    named = distinguish(lambda r: r["run.case"], rows, key=lambda r: r["workload.threads"])
+    assert [named(r) for r in rows] == ["a, write_back=True", "a, write_back=False",
+                                        "a, write_back=True", "b"]
