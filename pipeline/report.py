@@ -42,7 +42,7 @@ from typing import Callable, Sequence
 
 from . import reference
 from .errors import EXIT_CONFIG, ConfigError, OneLineParser, check_output_file, one_line, png_path
-from .plots.common import Overlay, distinguish, label_of, scale_note, varying
+from .plots.common import Overlay, distinguish, label_of, scale_note, varying, version_note
 
 
 def _ra_label(r: dict) -> str:
@@ -255,7 +255,7 @@ def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | P
     the published levels of a lines style (``published_levels``; ``None``: from the
     project's reference tables, ``{}``: none, as with ``--no-reference``)."""
     style = style_for(experiment)
-    note = scale_note(rows)
+    note = "\n".join(n for n in (scale_note(rows), version_note(rows)) if n)
     if note:
         style = replace(style, title=f"{style.title}\n{note}")
     overlays = list(overlays) if overlays is not None else overlays_from_checks(checks)
@@ -318,8 +318,9 @@ def published_levels(experiment: str, files: Sequence[Path] | None = None) -> di
 
 
 # -- reading a sweep ------------------------------------------------------------------------
-def load_rows(results: str | Path, experiment: str) -> list[dict]:
-    """The ok summary rows of ``experiment`` under ``results`` (DuckDB)."""
+def load_rows(results: str | Path, experiment: str, where: str | None = None) -> list[dict]:
+    """The ok summary rows of ``experiment`` under ``results`` (DuckDB); ``where``: SQL
+    over any column that selects among them (``--where``)."""
     import duckdb
 
     from .sink import partition_value
@@ -328,8 +329,11 @@ def load_rows(results: str | Path, experiment: str) -> list[dict]:
     if not any(pattern.parent.parent.glob("*/summary.parquet")):
         return []
     con = duckdb.connect()
-    rel = con.execute("SELECT * FROM read_parquet($p, union_by_name=true) WHERE status = 'ok'",
-                      {"p": pattern.as_posix()})
+    sql = "SELECT * FROM read_parquet($p, union_by_name=true) WHERE status = 'ok'"
+    try:
+        rel = con.execute(sql + (f" AND ({where})" if where else ""), {"p": pattern.as_posix()})
+    except duckdb.Error as ex:
+        raise ConfigError("--where", str(ex).splitlines()[0]) from None
     cols = [d[0] for d in rel.description]
     return [dict(zip(cols, v)) for v in rel.fetchall()]
 
@@ -383,14 +387,14 @@ def _main(argv: list[str] | None) -> int:
                     help="draw the Universal Scalability Law fit of --metric vs --x")
     ap.add_argument("--x", metavar="COLUMN", help="--usl: the concurrency column "
                     "(default: the experiment's x, e.g. workload.threads)")
-    ap.add_argument("--where", metavar="SQL", help="--usl: select runs (any column)")
+    ap.add_argument("--where", metavar="SQL", help="select runs (SQL over any column, e.g. "
+                    "\"code_version = 'git:1a2b3c4'\")")
     try:
         args = ap.parse_args(argv)
     except SystemExit as ex:
         return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
-    for opt, val in (("--x", args.x), ("--where", args.where)):
-        if val is not None and not args.usl:
-            raise ConfigError(opt, "only with --usl")
+    if args.x is not None and not args.usl:
+        raise ConfigError("--x", "only with --usl")
     for d in args.config_dir:
         if not Path(d).is_dir():
             raise ConfigError("--config-dir", f"{d!r} is not a directory")
@@ -403,15 +407,22 @@ def _main(argv: list[str] | None) -> int:
     name = f"{args.experiment}_usl" if args.usl else args.experiment
     out = png_path(args.out) if args.out else Path(args.results) / "report" / f"{name}.png"
     check_output_file(out, "--out" if args.out else "--results")
-    rows = load_rows(args.results, args.experiment)
+    rows = load_rows(args.results, args.experiment, args.where)
     if not rows:
         from .query import experiment_hint
         from .sink import experiments
 
+        if args.where and load_rows(args.results, args.experiment):
+            raise ConfigError("--where", f"no ok run of experiment {args.experiment!r} "
+                              f"where {args.where}")
         hint = experiment_hint(args.experiment, experiments(args.results))
         raise ConfigError("--experiment", f"no ok runs of experiment {args.experiment!r} under "
                           f"{args.results}/" + (hint or " (python -m pipeline.run -m "
                                                         f"experiment={args.experiment})"))
+    mixed = version_note(rows)
+    if mixed:
+        print(f"warning: {mixed} - drawn together; pick one with --where "
+              f"\"code_version = '...'\"", file=sys.stderr)
     _check_metrics(args.metric, rows)
     if args.usl:
         return _usl(args, rows, out)

@@ -106,6 +106,16 @@ def scale_note(rows: list[dict]) -> str:
     return text
 
 
+def version_note(rows: list[dict]) -> str:
+    """'' when the rows are of one code version; else which ones, for a figure's title
+    and the report's warning (runs of different model code drawn together)."""
+    versions = sorted({str(r["code_version"]) for r in rows if r.get("code_version")})
+    if len(versions) < 2:
+        return ""
+    return (f"runs of {len(versions)} code versions: " + ", ".join(versions[:3])
+            + (", ..." if len(versions) > 3 else ""))
+
+
 def _hashable(v):
     return json.dumps(v, sort_keys=True, default=str) if isinstance(v, (list, dict)) else v
 

@@ -70,9 +70,12 @@ def test_no_runs_is_an_error(tmp_path, capsys):
     (["--reference", "{tmp}/f"], "error: f: no header row"),
     (["--out", "{tmp}/d"], "--out: '{tmp}/d' is a directory; give a file name"),
     (["--out", "{tmp}/f/a.png"], "--out: '{tmp}/f' is not a directory"),
+    (["--where", "nosuch = 1"], "--where: Binder Error"),
+    (["--where", "\"block.scheduler\" = 'cfq'"],
+     "--where: no ok run of experiment 'aio_batch' where \"block.scheduler\" = 'cfq'"),
 ], ids=["experiment-typo", "unknown-experiment", "results-missing", "results-a-file",
         "unknown-metric", "parameter-as-metric", "reference-missing", "reference-empty",
-        "out-a-directory", "out-under-a-file"])
+        "out-a-directory", "out-under-a-file", "where-unknown-column", "where-no-run"])
 def test_bad_command_line_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args,
                                                                       expect):
     res = tmp_path / "res"
@@ -226,3 +229,25 @@ def test_runs_sharing_a_label_are_named_by_what_differs_on_every_run_of_it():
     named = distinguish(lambda r: r["run.case"], rows, key=lambda r: r["workload.threads"])
     assert [named(r) for r in rows] == ["a, write_back=True", "a, write_back=False",
                                         "a, write_back=True", "b"]
+
+
+def test_where_selects_the_runs_drawn_and_mixed_code_versions_are_said(tmp_path, capsys):
+    """``--where`` (SQL over any column) selects the runs of any plot; runs of more than
+    one code version drawn together are named on stderr and in the figure's title."""
+    cases = aio_results(tmp_path, scale=0.5)
+    out = tmp_path / "aio.png"
+    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path), "--out",
+                        str(out), "--where", "\"block.scheduler\" = 'noop'"]) == 0
+    o, err = capsys.readouterr()
+    assert "(1 runs," in o and err == ""
+    for version in ("git:0000000", "git:1111111"):      # the same case, two code versions
+        row = {"experiment": "aio_batch", "config_hash": version[4:], "status": "ok",
+               **cases[0].spec.params, "code_version": version,
+               "iostat.sda.rMB_s": 1.0, "iostat.sda.r_s": 1.0}
+        write_run(tmp_path, "aio_batch", version[4:], {"summary": summary_table(row)})
+    rows = report.load_rows(tmp_path, "aio_batch")
+    assert report.main(["--experiment", "aio_batch", "--results", str(tmp_path),
+                        "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: runs of 2 code versions: git:0000000, git:1111111")
+    assert report.version_note(rows).startswith("runs of 2 code versions")
