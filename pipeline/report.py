@@ -333,7 +333,9 @@ def load_rows(results: str | Path, experiment: str, where: str | None = None) ->
     try:
         rel = con.execute(sql + (f" AND ({where})" if where else ""), {"p": pattern.as_posix()})
     except duckdb.Error as ex:
-        raise ConfigError("--where", str(ex).splitlines()[0]) from None
+        from .query import duckdb_message
+
+        raise ConfigError("--where", duckdb_message(ex)) from None
     cols = [d[0] for d in rel.description]
     return [dict(zip(cols, v)) for v in rel.fetchall()]
 
