@@ -9,11 +9,19 @@ shows them as its "Rollback transactions" column as well). ``tpmc`` is the same
 rate under TPC-C's name, not an audited result; ``response_time_ok`` says whether
 every type's 90th percentile is within the specification's limit (clause 5.2.5.3:
 5 s, Stock-Level 20 s).
+
+NOTPM over time (``notpm_over_time``; DBT-2's report draws New-Orders per minute over
+the run): from the New-Orders that ended in each second of the measured interval, the
+warm-up found from that series by ``models.metrics.warmup``'s rule (not assumed: a
+run that starts from a replayed pool or an empty controller cache carries transients
+of its own), ``notpm_burst`` over the first minutes and ``notpm_sustained`` after the
+warm-up, each as New-Orders per minute.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ...metrics.warmup import burst_sustained
 from .txns import TYPES
 
 LIMIT_P90_S = {"new_order": 5.0, "payment": 5.0, "order_status": 5.0, "delivery": 5.0,
@@ -45,3 +53,11 @@ def final_report(lat_ns: dict[str, list], rollbacks: int, seconds: float,
     out["rollback_pct"] = 100.0 * rollbacks / no if no else 0.0
     out["response_time_ok"] = ok
     return out
+
+
+def notpm_over_time(new_orders_per_s) -> dict:
+    """``warmup_s``, ``notpm_burst``, ``notpm_sustained`` of the per-second New-Order
+    counts of the measured interval (``burst_sustained``'s rule, per minute)."""
+    b = burst_sustained(new_orders_per_s)
+    return {"warmup_s": b["warmup_s"], "notpm_burst": 60.0 * b["burst_tps"],
+            "notpm_sustained": 60.0 * b["sustained_tps"]}

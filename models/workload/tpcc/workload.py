@@ -70,6 +70,9 @@ class Tpcc(MeasuredRun):
         self.warm: dict = {}
         self._warmed = False
         self.lat: dict[str, list] = {t: [] for t in TYPES}
+        # New-Orders ended in each second of the measured interval (one that ends at
+        # the deadline itself counts in the last second)
+        self.new_orders_per_s = [0] * max(1, -(-self.duration_ns // 1_000_000_000))
         self.rollbacks = 0
         self.running = 0
         self.t0 = self.measure_ns = self.deadline_ns = 0
@@ -132,7 +135,8 @@ class Tpcc(MeasuredRun):
 
     def _client(self, thd: int):
         sim, server, build, rnd = self.sim, self.server, self.builder.build, self.rands[thd]
-        lat = self.lat
+        lat, per_s = self.lat, self.new_orders_per_s
+        last_s = len(per_s) - 1
         while sim.now_ns < self.deadline_ns:
             kind, trx = build(rnd)
             t0 = sim.now_ns
@@ -140,6 +144,8 @@ class Tpcc(MeasuredRun):
             now = sim.now_ns
             if self.measure_ns <= now <= self.deadline_ns:
                 lat[kind].append(now - t0)
+                if kind == "new_order":
+                    per_s[min((now - self.measure_ns) // 1_000_000_000, last_s)] += 1
                 if trx.rollback:
                     self.rollbacks += 1
         self.running -= 1
@@ -155,6 +161,7 @@ class Tpcc(MeasuredRun):
         server's status over it (counters as their increase, gauges at the end)."""
         out = report.final_report(self.lat, self.rollbacks, self.duration_ns / 1e9,
                                   self.cfg.percentile)
+        out.update(report.notpm_over_time(self.new_orders_per_s))
         out["loaded_bytes"] = self.loaded_pages * PAGE_SIZE
         out["data_bytes"] = self.data_bytes()
         out["preloaded_pages"] = self.preloaded

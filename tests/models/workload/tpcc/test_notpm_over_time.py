@@ -1,0 +1,37 @@
+"""NOTPM over time: the New-Orders of the measured interval counted per second, the
+warm-up found from that series (models/metrics/warmup.py's rule), and NOTPM over the
+first minutes and after the warm-up."""
+import numpy as np
+import pytest
+
+from models.workload.tpcc import TpccConfig
+from models.workload.tpcc.report import notpm_over_time
+from models.workload.tpcc.workload import Tpcc
+
+from ...engine.innodb.server.stack import build
+
+
+def test_a_slow_start_is_the_warm_up_and_sustained_is_the_rate_after_it():
+    r = notpm_over_time([2] * 60 + [3] * 540)      # New-Orders per second
+    assert 60 < r["warmup_s"] < 120                 # the 60 s window leaves the slow start
+    assert r["notpm_sustained"] == pytest.approx(180.0)
+    # the first minutes: 300 s, at most a quarter of the series (150 s here)
+    assert r["notpm_burst"] == pytest.approx(60 * (60 * 2 + 90 * 3) / 150)
+
+
+def test_a_flat_series_has_no_warm_up():
+    assert notpm_over_time([5] * 600) == {"warmup_s": 0, "notpm_burst": 300.0,
+                                           "notpm_sustained": 300.0}
+
+
+def test_every_measured_new_order_is_in_one_second_of_the_series():
+    sim, srv, _, _ = build(tables=(), innodb_buffer_pool_size="16M")
+    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=3, rampup=1), srv,
+             np.random.default_rng(2))
+    w.start()
+    sim.run()
+    out = w.results()
+    assert len(w.new_orders_per_s) == 3
+    assert sum(w.new_orders_per_s) == out["new_order.count"] > 0
+    assert out["notpm"] == pytest.approx(60.0 * sum(w.new_orders_per_s) / 3)
+    assert out["notpm_sustained"] > 0 and 0 <= out["warmup_s"] <= 3
