@@ -70,9 +70,10 @@ class Tpcc(MeasuredRun):
         self.warm: dict = {}
         self._warmed = False
         self.lat: dict[str, list] = {t: [] for t in TYPES}
-        # New-Orders ended in each second of the measured interval (one that ends at
-        # the deadline itself counts in the last second)
-        self.new_orders_per_s = [0] * max(1, -(-self.duration_ns // 1_000_000_000))
+        # New-Orders ended in each whole second of the measured interval; those of a
+        # part second at its end (and one ending at the deadline itself) count in the
+        # last whole second, so a run of 10.02 s does not end in a 0.02 s "dip"
+        self.new_orders_per_s = [0] * max(1, self.duration_ns // 1_000_000_000)
         self.rollbacks = 0
         self.running = 0
         self.t0 = self.measure_ns = self.deadline_ns = 0

@@ -35,3 +35,13 @@ def test_every_measured_new_order_is_in_one_second_of_the_series():
     assert sum(w.new_orders_per_s) == out["new_order.count"] > 0
     assert out["notpm"] == pytest.approx(60.0 * sum(w.new_orders_per_s) / 3)
     assert out["notpm_sustained"] > 0 and 0 <= out["warmup_s"] <= 3
+
+
+def test_a_part_second_at_the_end_counts_in_the_last_whole_second():
+    sim, srv, _, _ = build(tables=(), innodb_buffer_pool_size="16M")
+    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=2.5), srv,
+             np.random.default_rng(2))
+    w.start()
+    sim.run()
+    assert len(w.new_orders_per_s) == 2
+    assert sum(w.new_orders_per_s) == w.results()["new_order.count"] > 0
