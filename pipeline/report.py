@@ -198,6 +198,20 @@ def style_for(experiment: str) -> Style:
     return Style("facets", f"experiment {experiment}", metrics=tuple(headline(experiment)))
 
 
+def series_style(experiment: str) -> Style:
+    """``--series``: the per-second ``engine`` tables of any experiment on the InnoDB
+    server (runs with ``results.details=true``) drawn as E8's are - throughput, pages
+    flushed (with the LRU list's share), checkpoint age - one line per run, named as
+    the experiment's own style names its runs."""
+    style = style_for(experiment)
+    if style.kind == "series":
+        return style
+    label = style.label or (lambda r: str(r.get("run.case") or "run").split("/")[-1])
+    return Style("series", f"{experiment}: per simulated second - throughput, pages "
+                 "flushed, checkpoint age", label=label, covers=style.covers, details=True,
+                 extra={"group": lambda r: "", "lru": True})
+
+
 def needs_details(experiment: str) -> bool:
     return style_for(experiment).details
 
@@ -250,11 +264,13 @@ def overlays_from_checks(checks) -> list[Overlay]:
 
 def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | Path = "",
          overlays: Sequence[Overlay] | None = None, metrics: Sequence[str] | None = None,
-         results_dir: str | Path | None = None, levels: dict | None = None) -> Path:
+         results_dir: str | Path | None = None, levels: dict | None = None,
+         series: bool = False) -> Path:
     """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``. ``levels``:
     the published levels of a lines style (``published_levels``; ``None``: from the
-    project's reference tables, ``{}``: none, as with ``--no-reference``)."""
-    style = style_for(experiment)
+    project's reference tables, ``{}``: none, as with ``--no-reference``); ``series``:
+    the runs' per-second series instead (``series_style``)."""
+    style = series_style(experiment) if series else style_for(experiment)
     note = "\n".join(n for n in (scale_note(rows), version_note(rows)) if n)
     if note:
         style = replace(style, title=f"{style.title}\n{note}")
@@ -391,12 +407,19 @@ def _main(argv: list[str] | None) -> int:
                     "(default: the experiment's x, e.g. workload.threads)")
     ap.add_argument("--where", metavar="SQL", help="select runs (SQL over any column, e.g. "
                     "\"code_version = 'git:1a2b3c4'\")")
+    ap.add_argument("--series", action="store_true",
+                    help="draw the runs' per-second engine series (throughput, pages flushed, "
+                         "checkpoint age) of an experiment on the InnoDB server; the runs "
+                         "need results.details=true")
     try:
         args = ap.parse_args(argv)
     except SystemExit as ex:
         return ex.code if isinstance(ex.code, int) else EXIT_CONFIG
     if args.x is not None and not args.usl:
         raise ConfigError("--x", "only with --usl")
+    if args.series and (args.usl or args.metric):
+        raise ConfigError("--series", "draws the per-second series: not with "
+                          + ("--usl" if args.usl else "--metric"))
     for d in args.config_dir:
         if not Path(d).is_dir():
             raise ConfigError("--config-dir", f"{d!r} is not a directory")
@@ -406,7 +429,8 @@ def _main(argv: list[str] | None) -> int:
     if not Path(args.results).is_dir():
         raise ConfigError("--results", f"{args.results!r} is not a directory"
                           if Path(args.results).exists() else f"no such directory {args.results!r}")
-    name = f"{args.experiment}_usl" if args.usl else args.experiment
+    name = args.experiment + ("_usl" if args.usl else "_series" if args.series
+                              and style_for(args.experiment).kind != "series" else "")
     out = png_path(args.out) if args.out else Path(args.results) / "report" / f"{name}.png"
     check_output_file(out, "--out" if args.out else "--results")
     rows = load_rows(args.results, args.experiment, args.where)
@@ -430,7 +454,7 @@ def _main(argv: list[str] | None) -> int:
         return _usl(args, rows, out)
     overlays: list[Overlay] = []
     levels: dict = {}
-    if not args.no_reference:
+    if not args.no_reference and not args.series:     # the series carry no published values
         extra = [Path(f) for f in args.reference]
         if extra:   # the user's own files: an error in them is theirs to fix
             reference.load(extra)
@@ -444,7 +468,7 @@ def _main(argv: list[str] | None) -> int:
             print(f"warning: no published overlays: {ex}", file=sys.stderr)
     try:
         path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
-                    results_dir=args.results, levels=levels)
+                    results_dir=args.results, levels=levels, series=args.series)
     except ValueError as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG

@@ -1,4 +1,5 @@
-"""Time-series panels of E8 (``flushing``): per run, the server's per-second ``engine``
+"""Time-series panels of E8 (``flushing``, ``bp_ratio``; of any experiment on the InnoDB
+server with ``pipeline.report --series``): per run, the server's per-second ``engine``
 detail table (``models/engine/innodb/server/series.py``). One column of panels per
 group (``group``: the device, by default): throughput on top, the pages flushed per
 second (flush list + LRU + single-page) in the middle - with ``lru``, the share of
@@ -7,7 +8,8 @@ dotted, where there are any, the flush-list pages user threads wrote themselves 
 5.5's preflush past the async point, batches at the sync point) -,
 the checkpoint age below as a share of ``max_checkpoint_age`` with the async (7/8) and
 sync (15/16) points drawn; one line per series (the flushing algorithm, by default),
-named in one legend under the panels."""
+named in one legend under the panels. Time in minutes, in seconds when every run is
+shorter than two minutes."""
 from __future__ import annotations
 
 import re
@@ -66,13 +68,16 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
     names = sorted({line[0] for lines in groups.values() for line in lines}, key=_natural)
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {n: cycle[i % len(cycle)] for i, n in enumerate(names)}   # same in every column
+    # minutes, or seconds for runs shorter than two minutes
+    longest = max(max(line[1]) for lines in groups.values() for line in lines)
+    per, unit = (60.0, "min") if longest >= 120 else (1.0, "s")
     ncol = len(groups)
     fig, axes = plt.subplots(3, ncol, figsize=(6.5 * ncol, 9.5), squeeze=False, sharex="col")
     for j, (g, lines) in enumerate(sorted(groups.items())):
         top, middle, bottom = axes[0][j], axes[1][j], axes[2][j]
         dotted = False
         for name, t, trx, flushed, age, m, from_lru, by_threads in lines:
-            t = np.asarray(t) / 60.0
+            t = np.asarray(t) / per
             top.plot(t, trx, lw=1.0, label=name, color=colour[name])
             middle.plot(t, flushed, lw=0.8, label=name, color=colour[name])
             if lru:
@@ -89,14 +94,14 @@ def draw(rows: list[dict], path: str | Path, title: str, results_dir: str | Path
                         transform=bottom.get_yaxis_transform())
         top.set_title(g, fontsize=10)
         top.set_ylabel("transactions committed (trx/s)")
-        middle.set_ylabel("pages flushed (pages/s)" + ("; dashed: LRU" if lru else ""))
+        middle.set_ylabel("pages flushed (pages/s)" + ("\ndashed: from the LRU list" if lru else ""))
         if dotted:
             middle.text(0.01, 0.97, "dotted: of the flush list, what user threads wrote "
                         "(preflush at the async point, batches at the sync point)",
                         fontsize=7, va="top", color="0.3", transform=middle.transAxes)
         middle.set_ylim(bottom=0)
-        bottom.set_ylabel("checkpoint age (% of max_checkpoint_age)")
-        bottom.set_xlabel("simulated time (min)")
+        bottom.set_ylabel("checkpoint age\n(% of max_checkpoint_age)")
+        bottom.set_xlabel(f"simulated time ({unit})")
         bottom.set_ylim(0, 105)
         top.set_ylim(bottom=0)
         for ax in (top, middle, bottom):

@@ -137,3 +137,55 @@ def test_a_what_if_beside_the_same_case_is_a_line_of_its_own(tmp_path, monkeypat
     assert set(lines) == {"percona_keep_average, write_back=True",
                           "percona_keep_average, write_back=False", "percona_estimate"}
     assert len(set(lines.values())) == 3
+
+
+def test_series_draws_the_engine_tables_of_any_experiment_on_the_server(tmp_path, capsys,
+                                                                        monkeypatch):
+    """--series: E3's runs (a bars experiment) drawn per second from their `engine`
+    tables, one line per placement named as the bars name it, the x axis in seconds for
+    a run under two minutes; a run without the table, --metric or --usl beside it, are
+    one-line errors with exit 2."""
+    from pipeline.plots import series
+
+    labels = []
+    real = series.save
+
+    def keep(fig, path):
+        labels.append(([ln.get_label() for ln in fig.axes[0].get_lines()],
+                       fig.axes[2].get_xlabel()))
+        return real(fig, path)
+    for case, tps in (("all_hdd", [480, 100, 140]), ("all_ssd", [1300, 1100, 1150])):
+        row = {"experiment": "dbt2_placement", "config_hash": case, "status": "ok",
+               "run.scale": 0.02, "run.case": case, "dbt2.notpm": 1.0}
+        engine = pa.table({"t_s": [1.0, 2.0, 3.0], "trx": tps, "flushed_list": [50] * 3,
+                           "flushed_lru": [10] * 3, "flushed_single": [5] * 3,
+                           "checkpoint_age": [700, 710, 720],
+                           "max_checkpoint_age": [1000] * 3})
+        write_run(tmp_path, "dbt2_placement", case,
+                  {"engine": engine, "summary": summary_table(row)})
+    monkeypatch.setattr(series, "save", keep)
+    assert report.main(["--experiment", "dbt2_placement", "--results", str(tmp_path),
+                        "--series"]) == 0
+    out = tmp_path / "report" / "dbt2_placement_series.png"
+    assert is_png(out)
+    assert capsys.readouterr().out.startswith(f"{out} (2 runs, 0 published values)")
+    names, xlabel = labels[-1]
+    assert [n for n in names if not n.startswith("_")] == ["all_hdd", "all_ssd"]
+    assert xlabel == "simulated time (s)"
+    # the experiment's own plot is still the bars
+    assert report.main(["--experiment", "dbt2_placement", "--results", str(tmp_path)]) == 0
+    assert (tmp_path / "report" / "dbt2_placement.png").exists()
+    capsys.readouterr()
+    for extra, key in ((["--metric", "dbt2.notpm"], "--series"), (["--usl"], "--series")):
+        assert report.main(["--experiment", "dbt2_placement", "--results", str(tmp_path),
+                            "--series", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and key in err, err
+    row = {"experiment": "dbt2_placement", "config_hash": "bare", "status": "ok",
+           "run.scale": 0.02, "run.case": "all_ssd", "dbt2.notpm": 1.0}
+    bare = tmp_path / "bare"
+    write_run(bare, "dbt2_placement", "bare", {"summary": summary_table(row)})
+    assert report.main(["--experiment", "dbt2_placement", "--results", str(bare),
+                        "--series"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "results.details=true" in err, err
