@@ -265,12 +265,12 @@ def overlays_from_checks(checks) -> list[Overlay]:
 def draw(experiment: str, rows: list[dict], checks: Sequence = (), path: str | Path = "",
          overlays: Sequence[Overlay] | None = None, metrics: Sequence[str] | None = None,
          results_dir: str | Path | None = None, levels: dict | None = None,
-         series: bool = False) -> Path:
+         per_second: bool = False) -> Path:
     """Draw ``experiment``'s plot of ``rows`` (summary dicts) into ``path``. ``levels``:
     the published levels of a lines style (``published_levels``; ``None``: from the
-    project's reference tables, ``{}``: none, as with ``--no-reference``); ``series``:
-    the runs' per-second series instead (``series_style``)."""
-    style = series_style(experiment) if series else style_for(experiment)
+    project's reference tables, ``{}``: none, as with ``--no-reference``); ``per_second``:
+    the runs' per-second series instead (``series_style``, ``--series``)."""
+    style = series_style(experiment) if per_second else style_for(experiment)
     note = "\n".join(n for n in (scale_note(rows), version_note(rows)) if n)
     if note:
         style = replace(style, title=f"{style.title}\n{note}")
@@ -468,7 +468,7 @@ def _main(argv: list[str] | None) -> int:
             print(f"warning: no published overlays: {ex}", file=sys.stderr)
     try:
         path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
-                    results_dir=args.results, levels=levels, series=args.series)
+                    results_dir=args.results, levels=levels, per_second=args.series)
     except ValueError as ex:
         print(f"error: {ex}", file=sys.stderr)
         return EXIT_CONFIG
