@@ -82,7 +82,7 @@ class InnoDBServerConfig(CommitConfig):
     version: str = "5.6"
     commit_protocol: str = "mysql56_binlog_group_commit"
     innodb_buffer_pool_size: str = "128M"
-    innodb_buffer_pool_instances: int = 1
+    innodb_buffer_pool_instances: int | None = None   # None: the version's default
     innodb_old_blocks_pct: int = 37
     innodb_old_blocks_time: int = 1000
     innodb_io_capacity: int = 200
@@ -123,7 +123,8 @@ class InnoDBServerConfig(CommitConfig):
         if self.pool_bytes < 5 * 2**20:
             raise ValueError("innodb_buffer_pool_size: must be at least 5M, got "
                              f"{self.innodb_buffer_pool_size!r}")
-        if not 1 <= self.innodb_buffer_pool_instances <= 64:
+        if (self.innodb_buffer_pool_instances is not None
+                and not 1 <= self.innodb_buffer_pool_instances <= 64):
             raise ValueError("innodb_buffer_pool_instances: must be in 1..64, got "
                              f"{self.innodb_buffer_pool_instances}")
         if not 5 <= self.innodb_old_blocks_pct <= 95:
@@ -234,6 +235,19 @@ class InnoDBServerConfig(CommitConfig):
         if self.innodb_io_capacity_max is not None:
             return self.innodb_io_capacity_max
         return max(2 * self.innodb_io_capacity, 2000)
+
+    @property
+    def buffer_pool_instances(self) -> int:
+        """The buffer pool instances the server runs: 1 below a 1 GiB pool whatever
+        ``innodb_buffer_pool_instances`` says (``BUF_POOL_SIZE_THRESHOLD``); from 1 GiB
+        the variable, unset 5.6's default 8 (``innobase_init``: 0 means 8) and 1 on the
+        older versions (5.5's default; 5.1 has one pool). The model divides only the
+        5.6 page cleaner's LRU scan by them (``innodb_lru_scan_depth`` per instance)."""
+        if self.pool_bytes < 1 << 30:
+            return 1
+        if self.innodb_buffer_pool_instances is not None:
+            return self.innodb_buffer_pool_instances
+        return 8 if self.generation == "5.6" else 1
 
     @property
     def autoextend_increment_mb(self) -> int:

@@ -2,7 +2,7 @@
 second. Follows the 5.6 source.
 
 - If the server was active (the LSN moved since the last loop): the LRU tail batch,
-  ``innodb_lru_scan_depth`` x ``innodb_buffer_pool_instances`` pages
+  ``innodb_lru_scan_depth`` x the pool's instances (``buffer_pool_instances``) pages
   (``buf_flush_LRU_tail``), then ``page_cleaner_flush_pages_if_needed``:
   ``pct = max(af_get_pct_for_dirty, af_get_pct_for_lsn(age))``,
   ``n = (PCT_IO(pct) + avg_page_rate) / 2`` capped at ``innodb_io_capacity_max``, a
@@ -59,7 +59,7 @@ class PageCleaner56(FlushPolicy):
     def lru_depth(self, active: bool) -> int:
         if not active:
             return 0
-        return self.cfg.innodb_lru_scan_depth * self.cfg.innodb_buffer_pool_instances
+        return self.cfg.innodb_lru_scan_depth * self.cfg.buffer_pool_instances
 
     def pct_for_dirty(self) -> float:
         dirty = self.pool.dirty_pct()

@@ -47,6 +47,33 @@ def test_unset_io_capacity_max_is_twice_io_capacity_at_least_2000(io_capacity, e
                               innodb_io_capacity_max=40000).io_capacity_max == 40000
 
 
+@pytest.mark.parametrize("version,pool,instances,expected", [
+    ("5.6", "2G", None, 8),         # innobase_init: unset (0) means 8
+    ("5.6", "1G", None, 8),         # BUF_POOL_SIZE_THRESHOLD is 1 GiB, inclusive
+    ("5.6", "1023M", None, 1),      # below it one instance, whatever is set
+    ("5.6", "512M", 4, 1),
+    ("5.6", "16G", 4, 4),
+    ("5.5", "16G", None, 1),        # 5.5's default
+    ("5.5", "16G", 8, 8),
+    ("5.1", "2G", None, 1),
+    ("percona_5.5", "24G", None, 1),
+])
+def test_buffer_pool_instances_are_the_versions_default_and_one_below_1_gib(
+        version, pool, instances, expected):
+    cfg = InnoDBServerConfig(version=version, innodb_buffer_pool_size=pool,
+                             innodb_buffer_pool_instances=instances)
+    assert cfg.buffer_pool_instances == expected
+
+
+def test_the_56_page_cleaners_lru_scan_is_per_instance():
+    from models.engine.innodb.buffer.flushing.mysql56 import PageCleaner56
+
+    for pool, depth in (("2G", 8 * 1024), ("512M", 1024)):
+        cfg = InnoDBServerConfig(innodb_buffer_pool_size=pool)
+        assert PageCleaner56(cfg, None, None, None).lru_depth(True) == depth
+        assert PageCleaner56(cfg, None, None, None).lru_depth(False) == 0
+
+
 def test_bulk_loaded_layout_sysbench_table():
     t = TableLayout(1, TableDef("sbtest1", 1_000_000, 180, ("k",)))
     ix = t.primary
