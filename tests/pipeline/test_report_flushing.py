@@ -28,18 +28,24 @@ def _write(root, case, tps, ages, preflush=None, **params):
               {"engine": engine, "summary": summary_table(row)})
 
 
-def _linestyles_drawn(monkeypatch) -> list:
-    """Each series plot saved from now on appends the line styles of its lines here."""
+def _saved(monkeypatch, of) -> list:
+    """Each series plot saved from now on appends ``of(figure)`` here."""
     from pipeline.plots import series
 
     drawn = []
     real = series.save
 
     def keep(fig, path):
-        drawn.append([ln.get_linestyle() for ax in fig.axes for ln in ax.get_lines()])
+        drawn.append(of(fig))
         return real(fig, path)
     monkeypatch.setattr(series, "save", keep)
     return drawn
+
+
+def _linestyles_drawn(monkeypatch) -> list:
+    """Each series plot saved from now on appends the line styles of its lines here."""
+    return _saved(monkeypatch, lambda fig: [ln.get_linestyle() for ax in fig.axes
+                                            for ln in ax.get_lines()])
 
 
 def test_one_column_per_device_one_line_per_algorithm(tmp_path):
@@ -117,15 +123,8 @@ def test_a_what_if_beside_the_same_case_is_a_line_of_its_own(tmp_path, monkeypat
     """Runs of one case that differ by an override (here the HDD controller's write-back
     cache off, next to the case as shipped) are told apart in the legend and by colour,
     not drawn as two lines of one name; a run alone keeps its plain name."""
-    from pipeline.plots import series
-
-    drawn = []
-    real = series.save
-
-    def keep(fig, path):
-        drawn.append({ln.get_label(): ln.get_color() for ln in fig.axes[0].get_lines()})
-        return real(fig, path)
-    monkeypatch.setattr(series, "save", keep)
+    drawn = _saved(monkeypatch, lambda fig: {ln.get_label(): ln.get_color()
+                                             for ln in fig.axes[0].get_lines()})
     for write_back, tps in ((True, 800), (False, 400)):
         _write(tmp_path, "hdd/percona_keep_average", [tps] * 4, [500] * 4,
                **{"device.sda.write_back": write_back})
@@ -145,15 +144,8 @@ def test_series_draws_the_engine_tables_of_any_experiment_on_the_server(tmp_path
     tables, one line per placement named as the bars name it, the x axis in seconds for
     a run under two minutes; a run without the table, --metric or --usl beside it, are
     one-line errors with exit 2."""
-    from pipeline.plots import series
-
-    labels = []
-    real = series.save
-
-    def keep(fig, path):
-        labels.append(([ln.get_label() for ln in fig.axes[0].get_lines()],
-                       fig.axes[2].get_xlabel()))
-        return real(fig, path)
+    labels = _saved(monkeypatch, lambda fig: ([ln.get_label() for ln in fig.axes[0].get_lines()],
+                                              fig.axes[2].get_xlabel()))
     for case, tps in (("all_hdd", [480, 100, 140]), ("all_ssd", [1300, 1100, 1150])):
         row = {"experiment": "dbt2_placement", "config_hash": case, "status": "ok",
                "run.scale": 0.02, "run.case": case, "dbt2.notpm": 1.0}
@@ -163,7 +155,6 @@ def test_series_draws_the_engine_tables_of_any_experiment_on_the_server(tmp_path
                            "max_checkpoint_age": [1000] * 3})
         write_run(tmp_path, "dbt2_placement", case,
                   {"engine": engine, "summary": summary_table(row)})
-    monkeypatch.setattr(series, "save", keep)
     assert report.main(["--experiment", "dbt2_placement", "--results", str(tmp_path),
                         "--series"]) == 0
     out = tmp_path / "report" / "dbt2_placement_series.png"
