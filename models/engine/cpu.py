@@ -118,8 +118,10 @@ class CPU:
         return int(round(cycles * self.ns_per_cycle))
 
     def run(self, cycles: float):
-        """Run a burst of ``cycles`` on one core (waits for a free core first)."""
-        yield from self.run_ns(self.ns(cycles))
+        """Run a burst of ``cycles`` on one core (waits for a free core first):
+        ``yield from cpu.run(cycles)``. A plain function handing back ``run_ns``'s
+        generator (one generator frame per burst, not two)."""
+        return self.run_ns(self.ns(cycles))
 
     def run_ns(self, duration_ns: int):
         if duration_ns <= 0:
@@ -174,8 +176,15 @@ class CPU:
 
     def lock(self, mutex, spin_ns: int = 0):
         """Acquire ``mutex``: spin up to ``spin_ns``, then sleep. A barging mutex wakes a
-        sleeper without handing it the lock: it pays the wake-up, then tries again."""
-        got = yield from self.spin_wait(mutex.acquire(), spin_ns)
+        sleeper without handing it the lock: it pays the wake-up, then tries again.
+        ``yield from cpu.lock(mutex)``; a lock granted at once costs no generator."""
+        ev = mutex.acquire()
+        if ev.triggered and ev.value is not False:
+            return ()
+        return self._lock_wait(mutex, ev, spin_ns)
+
+    def _lock_wait(self, mutex, ev: Event, spin_ns: int):
+        got = yield from self.spin_wait(ev, spin_ns)
         while got is False:
             got = yield from self.spin_wait(mutex.acquire(retry=True), spin_ns)
 

@@ -36,7 +36,8 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
     yield cfg.syscall_ns * ((p1 - p0) if per_block_calls else 1)
     if n == 0:
         return 0
-    f.ensure(p1)
+    if p1 > f.cap:
+        f.ensure(p1)
     if policy.write_starts_handle and fs.journal.handle_must_wait():
         yield from fs.journal.start_handle()
     need = partial_pages_to_read(f, off, off + n, p0, p1)
@@ -55,8 +56,7 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
     one = p1 - p0 == 1          # scalar bookkeeping for the common one-page write
     state = f.state
     if one:
-        s = int(state[p0])
-        if f.block[p0] < 0 and not s & DELALLOC:
+        if f.block.item(p0) < 0 and not state.item(p0) & DELALLOC:
             yield from policy.on_write_holes(fs, f, np.array([p0], np.int64))
     else:
         holes = np.flatnonzero((f.block[p0:p1] < 0) & ((state[p0:p1] & DELALLOC) == 0)) + p0
@@ -64,8 +64,9 @@ def write(fs, f: File, off: int, n: int, issuer: int, per_block_calls: bool = Fa
             yield from policy.on_write_holes(fs, f, holes)
     if cfg.copy_ns_per_page:
         yield cfg.copy_ns_per_page * (p1 - p0)
+    state = f.state                 # (the sleeps above may have grown the arrays)
     if one:
-        s = int(state[p0])
+        s = state.item(p0)
         new_cached = 0 if s & CACHED else 1
         new_dirty = 0 if s & DIRTY else 1
         state[p0] = s | policy.write_flags
@@ -107,11 +108,11 @@ def partial_pages_to_read(f: File, start: int, end: int, p0: int, p1: int) -> li
     copy; the pages to read."""
     need = []
     state, block = f.state, f.block
-    if start % P and not state[p0] & (CACHED | DELALLOC | UNWRITTEN) and block[p0] >= 0:
+    if start % P and not state.item(p0) & (CACHED | DELALLOC | UNWRITTEN) and block.item(p0) >= 0:
         need.append(p0)
     last = p1 - 1
     if (end % P and (last != p0 or not start % P)
-            and not state[last] & (CACHED | DELALLOC | UNWRITTEN) and block[last] >= 0):
+            and not state.item(last) & (CACHED | DELALLOC | UNWRITTEN) and block.item(last) >= 0):
         need.append(last)
     return need
 

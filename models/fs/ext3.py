@@ -50,7 +50,7 @@ class Ext3(FsPolicy):
         """May pages [p0, p1) still be filed on the committing transaction's list (a
         one-page write: is it)?"""
         C = fs.journal.committing
-        return C is not None and (p1 - p0 > 1 or f.otid[p0] == C.tid)
+        return C is not None and (p1 - p0 > 1 or f.otid.item(p0) == C.tid)
 
     def before_data_write(self, fs, f, p0: int, p1: int, issuer: int):
         """Generator (writer, before the copy): buffers of [p0, p1) still dirty on the
@@ -68,7 +68,7 @@ class Ext3(FsPolicy):
             yield from fs.writeback.wait_pages(f, mine)
 
     def note_data_write(self, fs, f, p0, p1) -> None:
-        if self.cfg.data == "ordered":
+        if self.ordered_collisions:         # data=ordered
             fs.journal.file_data(f, p0, p1)
 
     def commit_ordered_data(self, fs, T):

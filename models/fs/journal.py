@@ -134,7 +134,7 @@ class Journal:
         running transaction's ordered-data list, at its tail, unless already there."""
         T = self.running
         if p1 - p0 == 1:
-            if f.otid[p0] == T.tid:
+            if f.otid.item(p0) == T.tid:
                 return
             self.add_ordered(f)
             f.otid[p0] = T.tid
