@@ -4,6 +4,7 @@ import pytest
 
 from models.device.request import READ, WRITE
 from models.fs import SYNC_FILE_RANGE_WRITE, FsConfig
+from models.fs.file import CACHED, DIRTY
 from tests.models.fs.helpers import CacheDevice, run_thread, stack
 
 KB = 1024
@@ -151,3 +152,23 @@ def test_pwrites_is_the_same_as_pwrite_calls_one_after_another():
         return done, f.state[:64].tolist(), g.size_bytes, dev.log
 
     assert run(True) == run(False)
+
+
+@pytest.mark.parametrize("pages", [1, 3])
+def test_a_write_whose_file_grows_under_it_lands_in_the_grown_page_arrays(pages):
+    """Two writers of one file: B's append grows the file's page arrays while A sleeps
+    in its copy; A's pages must be dirty (and cached) in the arrays the file has now,
+    not in the ones it had when A started (a write lost from the page cache)."""
+    sim, dev, q, fs = stack("ext4")
+    f = fs.create("data", 4 * 4096, "zero_fill")
+    cap0 = f.cap
+    sim.spawn(_one(fs.pwrite(f, 0, pages * 4096)))                # A
+    sim.spawn(_one(fs.pwrite(f, 64 * cap0 * 4096, 100)))          # B: far past the end
+    sim.run(until_ns=10**6)
+    assert f.cap > cap0                                           # B grew the arrays
+    assert all(int(f.state[p]) & (DIRTY | CACHED) == DIRTY | CACHED for p in range(pages))
+    assert f.nr_dirty == pages + 1
+
+
+def _one(ev):
+    yield ev
