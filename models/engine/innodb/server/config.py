@@ -82,7 +82,7 @@ class InnoDBServerConfig(CommitConfig):
     version: str = "5.6"
     commit_protocol: str = "mysql56_binlog_group_commit"
     innodb_buffer_pool_size: str = "128M"
-    innodb_buffer_pool_instances: int | None = None   # None: the version's default
+    innodb_buffer_pool_instances: int | None = None   # None (5.6: or 0): the version's default
     innodb_old_blocks_pct: int = 37
     innodb_old_blocks_time: int = 1000
     innodb_io_capacity: int = 200
@@ -123,10 +123,11 @@ class InnoDBServerConfig(CommitConfig):
         if self.pool_bytes < 5 * 2**20:
             raise ValueError("innodb_buffer_pool_size: must be at least 5M, got "
                              f"{self.innodb_buffer_pool_size!r}")
-        if (self.innodb_buffer_pool_instances is not None
-                and not 1 <= self.innodb_buffer_pool_instances <= 64):
-            raise ValueError("innodb_buffer_pool_instances: must be in 1..64, got "
-                             f"{self.innodb_buffer_pool_instances}")
+        if self.innodb_buffer_pool_instances is not None:
+            low = 0 if self.generation == "5.6" else 1      # 5.6: 0 is its default (8)
+            if not low <= self.innodb_buffer_pool_instances <= 64:
+                raise ValueError(f"innodb_buffer_pool_instances: must be in {low}..64 on "
+                                 f"{self.version}, got {self.innodb_buffer_pool_instances}")
         if not 5 <= self.innodb_old_blocks_pct <= 95:
             raise ValueError(f"innodb_old_blocks_pct: must be in 5..95, got {self.innodb_old_blocks_pct}")
         at_least(self, 0, "innodb_old_blocks_time", "innodb_thread_concurrency",
@@ -245,7 +246,7 @@ class InnoDBServerConfig(CommitConfig):
         5.6 page cleaner's LRU scan by them (``innodb_lru_scan_depth`` per instance)."""
         if self.pool_bytes < 1 << 30:
             return 1
-        if self.innodb_buffer_pool_instances is not None:
+        if self.innodb_buffer_pool_instances:
             return self.innodb_buffer_pool_instances
         return 8 if self.generation == "5.6" else 1
 

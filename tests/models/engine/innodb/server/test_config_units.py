@@ -49,6 +49,7 @@ def test_unset_io_capacity_max_is_twice_io_capacity_at_least_2000(io_capacity, e
 
 @pytest.mark.parametrize("version,pool,instances,expected", [
     ("5.6", "2G", None, 8),         # innobase_init: unset (0) means 8
+    ("5.6", "2G", 0, 8),            # ... and so does 0 set explicitly
     ("5.6", "1G", None, 8),         # BUF_POOL_SIZE_THRESHOLD is 1 GiB, inclusive
     ("5.6", "1023M", None, 1),      # below it one instance, whatever is set
     ("5.6", "512M", 4, 1),
@@ -63,6 +64,14 @@ def test_buffer_pool_instances_are_the_versions_default_and_one_below_1_gib(
     cfg = InnoDBServerConfig(version=version, innodb_buffer_pool_size=pool,
                              innodb_buffer_pool_instances=instances)
     assert cfg.buffer_pool_instances == expected
+
+
+@pytest.mark.parametrize("version,instances", [("5.6", -1), ("5.6", 65), ("5.5", 0),
+                                               ("5.1", 0), ("percona_5.5", 0)])
+def test_buffer_pool_instances_outside_the_versions_range_is_an_error(version, instances):
+    """0 is 5.6's default (8); 5.5's and 5.1's minimum is 1 (their sysvar's)."""
+    with pytest.raises(ValueError, match=r"innodb_buffer_pool_instances: must be in [01]\.\.64"):
+        InnoDBServerConfig(version=version, innodb_buffer_pool_instances=instances)
 
 
 def test_the_56_page_cleaners_lru_scan_is_per_instance():
