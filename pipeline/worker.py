@@ -18,9 +18,13 @@ the simulation within its wall-clock budget, and the code it actually ran.
   collector, triggered by allocation counts, would scan the live heap again and
   again for cycles it rarely finds. ``gc_paused`` freezes what is alive before the run
   (``gc.freeze``: moved out of the collector's generations) and disables collection;
-  after the run it collects once and restores the collector as it was. What the run
-  leaves in reference cycles is freed then instead of during the run (peak RSS of
-  E5 measured before/after in the README's Speed section).
+  after the run it collects the young generations once - the objects the run created,
+  which the disabled collector left there - and restores the collector as it was. What
+  the run leaves in reference cycles is freed then instead of during the run (peak RSS
+  of E5 measured before/after in the README's Speed section). Not a full collection: that
+  walks the whole heap of Ray, Hydra, pyarrow and numba again (~70-120 ms), more than a
+  short run costs; what was alive before the run is the oldest generation again, left to
+  the collector's own schedule.
 
 Not handled: a worker whose code matches but whose installed libraries differ (numpy,
 pyarrow versions); only the project's own code is compared.
@@ -91,7 +95,8 @@ def wall_budget(seconds: float):
 @contextlib.contextmanager
 def gc_paused():
     """The cyclic garbage collector off for the duration (``gc.freeze`` of what is
-    alive, ``gc.disable``); afterwards one collection and the collector as it was."""
+    alive, ``gc.disable``); afterwards one collection of the young generations (what
+    the run allocated; module docstring) and the collector as it was."""
     was_enabled = gc.isenabled()
     gc.disable()
     gc.freeze()
@@ -101,7 +106,7 @@ def gc_paused():
         gc.unfreeze()
         if was_enabled:
             gc.enable()
-        gc.collect()
+        gc.collect(1)
 
 
 def simulate_run(spec: RunSpec, expected_code: str | None = None, board=None) -> RunOutput:
