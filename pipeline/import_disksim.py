@@ -27,6 +27,18 @@ from .disksim.mapping import to_hdd_dict, unmapped
 
 REPO = Path(__file__).resolve().parent.parent
 CONF_DIR = REPO / "conf" / "device"
+# libyaml's loader and dumper when PyYAML has them (the same documents, ~3-6x faster on
+# a drive's zone and seek tables than the pure-Python ones); else the pure-Python ones
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _dump(data, **kw) -> str:
+    return yaml.dump(data, Dumper=_DUMPER, **kw)
+
+
+def _load(text: str):
+    return yaml.load(text, Loader=_LOADER)
 
 
 def render_yaml(spec: DiskSpec, src: Path) -> str:
@@ -45,13 +57,13 @@ def render_yaml(spec: DiskSpec, src: Path) -> str:
         if k == "zones":
             lines.append("zones:")
             for z in v:
-                lines.append("  - " + yaml.safe_dump(z, default_flow_style=True, width=10**9,
+                lines.append("  - " + _dump(z, default_flow_style=True, width=10**9,
                                                      sort_keys=False).strip())
         elif k in flow_lists:
-            lines.append(f"{k}: " + yaml.safe_dump(v, default_flow_style=True, width=100).strip()
+            lines.append(f"{k}: " + _dump(v, default_flow_style=True, width=100).strip()
                          .replace("\n", "\n  "))
         else:
-            lines.append(yaml.safe_dump({k: v}, default_flow_style=False, sort_keys=False).strip())
+            lines.append(_dump({k: v}, default_flow_style=False, sort_keys=False).strip())
     return "\n".join(head + lines) + "\n"
 
 
@@ -76,7 +88,7 @@ def import_drive(diskspecs: str | Path, out: str | Path | None = None) -> Path:
     except ValueError:
         shown = src
     text = render_yaml(spec, shown)
-    _as_hdd_config(yaml.safe_load(text))   # the model's own range checks, before writing
+    _as_hdd_config(_load(text))   # the model's own range checks, before writing
     write_atomic(out, text)
     return out
 
@@ -97,7 +109,7 @@ def load_hdd_config(path: str | Path):
     """Read an imported YAML back as an HDDConfig (what a replay uses); the pipeline's
     ``type`` key is not a field and is dropped."""
     try:
-        return _as_hdd_config(yaml.safe_load(Path(path).read_text()))
+        return _as_hdd_config(_load(Path(path).read_text()))
     except ValueError as ex:
         raise ValueError(f"{path}: {ex}") from None
 
