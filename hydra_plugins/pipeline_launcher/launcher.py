@@ -91,13 +91,15 @@ class PipelineLauncher(Launcher):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from pipeline.fanout import check_ray_config, prepare_run, sweep
+        from pipeline.progress import composing
         from pipeline.sweep import experiment_name
         from pipeline.version import code_version
 
         check_ray_config(self.ray_cfg)
         version = code_version()
         jobs, specs = [], []
-        for overrides, cfg in self.job_configs(job_overrides, initial_job_idx):
+        for overrides, cfg in composing(self.job_configs(job_overrides, initial_job_idx),
+                                        len(job_overrides)):
             HydraConfig.instance().set_config(cfg)
             specs.append(prepare_run(cfg, experiment_name(cfg.hydra), version))
             jobs.append((overrides, cfg))

@@ -32,3 +32,24 @@ def test_live_progress_renders_without_a_terminal():
         p.finished(True, "y", 0.1)
     text = out.getvalue()
     assert "2/2" in text and "failed" in text and "live: 2 ok, 0 failed" in text
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_large_sweep_shows_its_composing_on_a_terminal_and_nothing_elsewhere():
+    """``composing``: every job passes through in order; on a terminal a sweep of
+    ``COMPOSE_BAR_JOBS`` or more jobs shows a bar while they are composed and validated;
+    a smaller sweep, or any sweep off a terminal (CI, pipes: a bad job's error stays the
+    only line), shows nothing."""
+    from pipeline.progress import COMPOSE_BAR_JOBS, composing
+
+    n = COMPOSE_BAR_JOBS + 5
+    tty = _Terminal()
+    assert list(composing(iter(range(n)), n, tty)) == list(range(n))
+    assert "composing and validating jobs" in tty.getvalue() and f"{n}/{n}" in tty.getvalue()
+    for stream, total in ((io.StringIO(), n), (_Terminal(), COMPOSE_BAR_JOBS - 1)):
+        assert list(composing(iter(range(total)), total, stream)) == list(range(total))
+        assert stream.getvalue() == ""
