@@ -58,7 +58,7 @@ def render_yaml(spec: DiskSpec, src: Path) -> str:
             lines.append("zones:")
             for z in v:
                 lines.append("  - " + _dump(z, default_flow_style=True, width=10**9,
-                                                     sort_keys=False).strip())
+                                            sort_keys=False).strip())
         elif k in flow_lists:
             lines.append(f"{k}: " + _dump(v, default_flow_style=True, width=100).strip()
                          .replace("\n", "\n  "))

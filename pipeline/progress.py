@@ -168,4 +168,3 @@ def composing(jobs, total: int, stream=None):
         for job in jobs:
             yield job
             bar.advance(task)
-
