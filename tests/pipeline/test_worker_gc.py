@@ -27,7 +27,6 @@ def test_a_run_executes_without_garbage_collection_and_restores_it(compose, tmp_
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
-
 class _Cycle:
     def __init__(self):
         self.me = self
