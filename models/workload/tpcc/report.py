@@ -55,9 +55,14 @@ def final_report(lat_ns: dict[str, list], rollbacks: int, seconds: float,
     return out
 
 
-def notpm_over_time(new_orders_per_s) -> dict:
+def notpm_over_time(new_orders_per_s, last_s: float = 1.0) -> dict:
     """``warmup_s``, ``notpm_burst``, ``notpm_sustained`` of the per-second New-Order
-    counts of the measured interval (``burst_sustained``'s rule, per minute)."""
-    b = burst_sustained(new_orders_per_s)
+    counts of the measured interval (``burst_sustained``'s rule, per minute). The last
+    count may cover ``last_s`` seconds (a run of 10.5 s: its last 1.5; of 0.5 s: 0.5):
+    it is taken as the rate over that span."""
+    rates = list(new_orders_per_s)
+    if rates and last_s != 1.0:
+        rates[-1] = rates[-1] / last_s
+    b = burst_sustained(rates)
     return {"warmup_s": b["warmup_s"], "notpm_burst": 60.0 * b["burst_tps"],
             "notpm_sustained": 60.0 * b["sustained_tps"]}

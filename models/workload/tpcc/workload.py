@@ -72,7 +72,8 @@ class Tpcc(MeasuredRun):
         self.lat: dict[str, list] = {t: [] for t in TYPES}
         # New-Orders ended in each whole second of the measured interval; those of a
         # part second at its end (and one ending at the deadline itself) count in the
-        # last whole second, so a run of 10.02 s does not end in a 0.02 s "dip"
+        # last whole second, so a run of 10.02 s does not end in a 0.02 s "dip" (its
+        # rate is then over 1.02 s: ``results``)
         self.new_orders_per_s = [0] * max(1, self.duration_ns // 1_000_000_000)
         self.rollbacks = 0
         self.running = 0
@@ -162,7 +163,8 @@ class Tpcc(MeasuredRun):
         server's status over it (counters as their increase, gauges at the end)."""
         out = report.final_report(self.lat, self.rollbacks, self.duration_ns / 1e9,
                                   self.cfg.percentile)
-        out.update(report.notpm_over_time(self.new_orders_per_s))
+        per_s = self.new_orders_per_s
+        out.update(report.notpm_over_time(per_s, self.duration_ns / 1e9 - (len(per_s) - 1)))
         out["loaded_bytes"] = self.loaded_pages * PAGE_SIZE
         out["data_bytes"] = self.data_bytes()
         out["preloaded_pages"] = self.preloaded

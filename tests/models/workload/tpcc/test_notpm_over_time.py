@@ -24,6 +24,12 @@ def test_a_flat_series_has_no_warm_up():
                                            "notpm_sustained": 300.0}
 
 
+def test_the_last_count_is_a_rate_over_the_span_it_covers():
+    # 5 a second for 10.5 s: the last count holds 1.5 s of them; a 0.5 s run's one count
+    assert notpm_over_time([5] * 9 + [7.5], last_s=1.5) == notpm_over_time([5] * 10)
+    assert notpm_over_time([3], last_s=0.5)["notpm_burst"] == pytest.approx(360.0)
+
+
 # On the flash drive, not the RAM device: ~15 New-Orders a second instead of ~900 (the
 # 16 MB pool reads most pages), so each test costs ~3 CPU s instead of ~20.
 def test_every_measured_new_order_is_in_one_second_of_the_series():
@@ -47,3 +53,16 @@ def test_a_part_second_at_the_end_counts_in_the_last_whole_second():
     sim.run()
     assert len(w.new_orders_per_s) == 2
     assert sum(w.new_orders_per_s) == w.results()["new_order.count"] > 0
+
+
+def test_a_run_shorter_than_two_seconds_has_its_notpm_as_burst_and_sustained():
+    # one count over the whole 1.2 s: the same rate as NOTPM, not 1.2x it
+    sim, srv, _, _ = build(tables=(), device="ssd", innodb_buffer_pool_size="16M")
+    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=1.2), srv,
+             np.random.default_rng(2))
+    w.start()
+    sim.run()
+    out = w.results()
+    assert out["new_order.count"] > 0
+    assert out["notpm_burst"] == pytest.approx(out["notpm"])
+    assert out["notpm_sustained"] == pytest.approx(out["notpm"])
