@@ -19,8 +19,12 @@ FIELDS = tuple(f.name for f in dataclasses.fields(FioConfig))
 EXTRAS = ("filename", "jobfile")
 
 
-def several_jobs(entry: dict, merged: list[dict], jf) -> dict:
-    """The ``fio_jobs`` entry of job file ``jf`` whose jobs' entries are ``merged``."""
+def several_jobs(entry: dict, merged: list[dict], jf, named: dict | None = None) -> dict:
+    """The ``fio_jobs`` entry of job file ``jf`` whose jobs' entries are ``merged``
+    (``named``: the workload section's fio-named keys, over every job). A bad value from
+    the file names its line (``pipeline.fio_jobfile.file_error``)."""
+    from .fio_jobfile import file_error
+
     devices = {str(m.get("filename", "")).removeprefix("/dev/") for m in merged} - {""}
     if len(devices) > 1:
         raise ConfigError("workload.jobfile", f"{jf.path}: jobs on several devices "
@@ -39,7 +43,8 @@ def several_jobs(entry: dict, merged: list[dict], jf) -> dict:
         try:
             cfg = FioConfig(**fields)
         except (TypeError, ValueError) as ex:
-            raise ConfigError("workload.jobfile", f"{where}: {ex}") from None
+            err = file_error(str(ex), entry, named or {}, jf, job, job.name)
+            raise err or ConfigError("workload.jobfile", f"{where}: {ex}") from None
         if not cfg.direct:
             raise ConfigError("workload.jobfile", f"{where}: direct=0 in a file of several "
                               "jobs is not modelled; set direct=1 (one buffered job per file)")

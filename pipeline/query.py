@@ -212,6 +212,20 @@ def export(con, sql: str, params: dict, path: str, fmt: str) -> None:
 
 
 # -- command line ----------------------------------------------------------------------------
+def check_where(con, experiment: str, where: str | None) -> None:
+    """``ConfigError("--where", ...)`` if ``where`` is not SQL DuckDB can run over the
+    experiment's ok runs (a column that does not exist, a syntax error, a value of the
+    wrong type): the error names the option, as ``pipeline.report --where`` does,
+    instead of surfacing from deep inside ``best`` or ``usl``."""
+    if not where:
+        return
+    try:
+        con.execute(f"SELECT count(*) FROM runs WHERE experiment = $experiment AND "
+                    f"status = 'ok' AND ({where})", {"experiment": experiment}).fetchall()
+    except duckdb.Error as ex:
+        raise ConfigError("--where", duckdb_message(ex)) from None
+
+
 def check_export_path(path: str, opt: str) -> None:
     """``ConfigError(opt, ...)`` unless ``path`` can be written: its directory must exist
     (a query does not create directories; a typo in one is caught before the query runs)."""
@@ -336,6 +350,7 @@ def _usl(con, args, refused: list[str]) -> int:
                      ("--metric", args.metric)):
         if val is None:
             raise QueryError(f"usl needs {opt}")
+    check_where(con, args.experiment, args.where)
     series = usl.fit_runs(con, args.experiment, args.x, args.metric, args.where)
     fits = usl.fit_table(series)
     print_table(usl.shown(fits), title=f"{args.experiment}: {args.metric} vs {args.x}, Universal "
@@ -363,6 +378,7 @@ def _best(con, args) -> int:
     if args.asc and args.desc:
         raise QueryError("--asc and --desc: give one")
     order = "asc" if args.asc else "desc" if args.desc else None
+    check_where(con, args.experiment, args.where)
     res = best.rank(con, args.experiment, args.metric, order, args.baseline, args.where, args.by)
     print_table(res, title=f"{args.experiment}: {args.metric}")
     if best.per_usd_applies(con, args.experiment, args.metric, order):
@@ -381,4 +397,10 @@ def _best(con, args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # ``python -m pipeline.query`` runs this file as ``__main__``, a second copy of the
+    # module: the QueryError that best/usl raise (``pipeline.query.QueryError``) would
+    # not be the ``__main__.QueryError`` that main() catches, and would escape as a
+    # traceback. Run main() of the one module everything else imports.
+    from pipeline.query import main as _main
+
+    sys.exit(_main())

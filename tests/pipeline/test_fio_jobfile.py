@@ -88,6 +88,20 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
                                      r"to a file, which needs size="),
     (("runtime=150ms", "runtime=soon"), r"rr\.fio line 6: runtime: expected a time such as 30s"),
     (("ioengine=libaio", "ioengine=libiao"), r"rr\.fio line 3: ioengine: .* \(did you mean 'libaio'\?\)"),
+    # a bad value the workload's config refuses names the file, the line and the option
+    (("bs=4k", "bs=16q"), r"rr\.fio line 12: bs: expected a size such as 4k or 1g, got '16q'$"),
+    (("bs=4k", "blocksize=16q"), r"rr\.fio line 12: blocksize: expected a size .* got '16q'$"),
+    (("rw=randread", "rw=randtrim"), r"rr\.fio line 11: rw: must be one of read, .* got 'randtrim'$"),
+    (("rw=randread", "rw=randread\nrandom_distribution=zipf:0"),
+     r"rr\.fio line 12: random_distribution: zipf theta must be > 0"),
+    (("rw=randread", "rw=randrw\nrwmixread=150"), r"rr\.fio line 12: rwmixread: must be in 0\.\.100, got 150$"),
+    (("rw=randread", "rw=randrw\nrwmixwrite=150"), r"rr\.fio line 12: rwmixwrite: must be in 0\.\.100, got 150$"),
+    (("size=10g", "size=10q"), r"rr\.fio line 14: size: expected a size"),
+    (("bs=4k", "bs=16q\ndirect=0"), r"rr\.fio line 12: bs: expected a size"),   # fio_buffered
+    # a real fio option that is not modelled is not "unknown"
+    (("bs=4k", "bsrange=4k-64k"),
+     r"rr\.fio line 12: 'bsrange' is a fio option that is not modelled here \(give one bs= per job\)$"),
+    (("bs=4k", "blocksize_range=4k-64k"), r"rr\.fio line 12: 'blocksize_range' is a fio option that is not modelled"),
 ])
 def test_job_file_mistakes_are_one_line_naming_file_line_and_option(tmp_path, capfd, edit, msg):
     import re
@@ -184,7 +198,9 @@ def test_several_jobs_a_global_applies_below_it_and_stonewall_new_group_set_grou
     ("[a]\ndirect=1\n[b]\nsize=1m\n", r"x\.fio \[b\]: direct=0 in a file of several jobs"),
     ("[global]\ndirect=1\n[a]\nfilename=/dev/sda\n[b]\nfilename=/dev/sdb\n",
      r"x\.fio: jobs on several devices \(sda, sdb\)"),
-    ("[global]\ndirect=1\n[a]\n[b]\nbs=3\n", r"x\.fio \[b\]: bs: must be a positive multiple"),
+    ("[global]\ndirect=1\n[a]\n[b]\nbs=3\n", r"x\.fio line 5 \[b\]: bs: must be a positive multiple"),
+    ("[global]\ndirect=1\nbs=16q\n[a]\n[b]\n", r"x\.fio line 3 \[a\]: bs: expected a size"),
+    ("[global]\ndirect=1\n[a]\nrw=randtrim\n[b]\n", r"x\.fio line 4 \[a\]: rw: must be one of"),
 ])
 def test_several_jobs_mistakes_name_the_file_and_job(tmp_path, text, msg):
     job = tmp_path / "x.fio"
@@ -193,6 +209,17 @@ def test_several_jobs_mistakes_name_the_file_and_job(tmp_path, text, msg):
         expand({"type": "fio", "jobfile": str(job)})
     assert ex.value.key == "workload.jobfile"
 
+
+
+@pytest.mark.parametrize("key", ["bs", "blocksize"])
+def test_a_bad_value_over_the_job_file_names_the_key_not_the_file(tmp_path, compose, key):
+    # the workload section's own key (or fio-named key) is over the file's: its error
+    # names that key, as without a job file
+    job = tmp_path / "rr.fio"
+    job.write_text(JOB)
+    with pytest.raises(ConfigError) as ex:
+        validate(compose("workload=fio", f"workload.jobfile={job}", f"+workload.{key}=16q"))
+    assert ex.value.key == "workload.bs" and "16q" in ex.value.message
 
 def test_the_several_jobs_example_of_the_readme(compose):
     spec = validate(compose("workload=fio", "workload.jobfile=data/fio/oltp_then_backup.fio"))
