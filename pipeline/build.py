@@ -167,8 +167,12 @@ def build(spec: RunSpec) -> Stack:
 
 def _workload_error_owner(spec: RunSpec, ex: ValueError) -> str:
     """``workload``, or ``engine`` when the key of ``ex`` is a server variable the
-    workload only met through the engine (``create_tables`` checks the tablespace)."""
+    workload only met through the engine (``create_tables`` checks the tablespace), or
+    nothing when it is a top-level ``placement.<class>`` key (the server's table files
+    do not fit the device that class is placed on)."""
     key = from_value_error("", ex).key.split(".")[0]
+    if key == "placement":
+        return ""
     if spec.engine is not None and is_dataclass(spec.engine.config):
         engine_keys = {f.name for f in fields(spec.engine.config)}
         wl_cfg = spec.workload.config

@@ -184,7 +184,8 @@ class HDDConfig:
       - ``write_cache``: WCE bit, volatile write-back caching [Fast write level > 0].
       - ``write_cache_bytes``: most dirty bytes held before writes must wait for
         destage; 0 = cache_segments * cache_segment_bytes [Maximum number of write
-        segments * segment size].
+        segments * segment size]. The dirty data is held in the buffer, so at most
+        cache_segments * cache_segment_bytes.
 
     Queue
       - ``queue_depth``: tagged commands accepted at once (TCQ/NCQ) [Max queue length].
@@ -306,6 +307,12 @@ class HDDConfig:
             v = getattr(self, key)
             if v < 0 or v % SECTOR_BYTES:
                 raise ValueError(f"{key}: must be a non-negative multiple of {SECTOR_BYTES}, got {v}")
+        buffer_bytes = self.cache_segments * self.cache_segment_bytes
+        if self.write_cache_bytes > buffer_bytes:
+            raise ValueError(f"write_cache_bytes: must be at most the drive's buffer, "
+                             f"cache_segments x cache_segment_bytes = {self.cache_segments} x "
+                             f"{self.cache_segment_bytes} = {buffer_bytes} bytes (0: all of "
+                             f"it), got {self.write_cache_bytes}")
         if self.read_ahead_min_bytes > self.read_ahead_max_bytes:
             raise ValueError("read_ahead_min_bytes: exceeds read_ahead_max_bytes")
         if self.read_ahead_max_bytes and self.read_ahead_max_bytes > self.cache_segment_bytes:

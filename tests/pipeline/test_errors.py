@@ -50,6 +50,8 @@ CASES = [
     pytest.param(["block=kyber"], "block.scheduler", id="blk-mq-scheduler-on-2.6.18"),
     pytest.param(["kernel=3.1"], "kernel", id="unknown-kernel-release"),
     pytest.param(["kernel.version=4.4"], "kernel.version", id="unknown-kernel-version"),
+    pytest.param(["device@device.sda=hdd_sata_7200", "device.sda.write_cache_bytes=8t"],
+                 "device.sda.write_cache_bytes", id="write-cache-larger-than-the-buffer"),
 ]
 
 

@@ -66,6 +66,26 @@ BAD_SYSBENCH = [
      "engine.innodb_buffer_pool_size", "larger than the machine's memory"),
     (["engine.innodb_old_blocks_pct=2"], "engine.innodb_old_blocks_pct", "must be in 5..95"),
     (["engine.innodb_lru_scan_depth=10"], "engine.innodb_lru_scan_depth", "must be >= 100"),
+    # MySQL's limit on the log group (was: 8 TB of per-page arrays, killed by the OOM killer)
+    (["engine.innodb_log_file_size=4t"], "engine.innodb_log_file_size",
+     "combined size (innodb_log_files_in_group x innodb_log_file_size) must be < 512G on 5.6, "
+     "got 2 x 4t"),
+    (["engine.version=5.5", "engine.innodb_log_file_size=2G"], "engine.innodb_log_file_size",
+     "must be < 4G on 5.5, got 2 x 2G"),
+    (["engine.innodb_log_files_in_group=101"], "engine.innodb_log_files_in_group",
+     "must be in 2..100"),
+    # files that do not fit their filesystem (a 2 GB / 1 GB drive: ext4 keeps 256 MB)
+    (["device.sda.capacity_bytes=2g", "engine.innodb_log_file_size=1g"],
+     "engine.innodb_log_file_size",
+     "ib_logfile1 (1G) does not fit on the filesystem of sda: 768M left for files; make "
+     "innodb_log_file_size or innodb_log_files_in_group smaller"),
+    (["device.sda.capacity_bytes=2g", "engine.innodb_data_file_path=ibdata1:2G:autoextend"],
+     "engine.innodb_data_file_path", "ibdata1 (2G) does not fit on the filesystem of sda"),
+    (["device.sda.capacity_bytes=1g", "workload.tables=4", "workload.table_size=1000000"],
+     "placement.tablespace", "sbtest3.ibd (227.6M) does not fit on the filesystem of sda"),
+    (["device.sda.capacity_bytes=1g", "workload.tables=4", "workload.table_size=1000000",
+      "engine.innodb_file_per_table=false"],
+     "placement.system", "ibdata1 with the tables (694.9M) does not fit on the filesystem of sda"),
 ]
 
 

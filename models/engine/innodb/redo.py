@@ -94,6 +94,9 @@ class RedoConfig:
             raise ValueError("innodb_log_block_size: must be 512 or 4096, got "
                              f"{self.innodb_log_block_size!r}")
         at_least(self, 2, "innodb_log_files_in_group")
+        if self.innodb_log_files_in_group > 100:    # the sysvar's range, 5.1 to 5.6
+            raise ValueError("innodb_log_files_in_group: must be in 2..100, got "
+                             f"{self.innodb_log_files_in_group}")
         bs = self.innodb_log_block_size
         size = parse_size(self.innodb_log_file_size, "innodb_log_file_size")
         if size % bs or size < (LOG_FILE_HDR_BLOCKS + 16) * bs:

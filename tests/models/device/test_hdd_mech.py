@@ -129,6 +129,25 @@ def test_config_errors_name_the_key():
         default_15k_sas(read_ahead_max_bytes=4 << 20)
 
 
+def test_write_cache_bytes_is_at_most_the_drives_buffer():
+    """The dirty data waits in the buffer: ``cache_segments`` x ``cache_segment_bytes``
+    bounds it (DiskSim's write segments are some of the buffer's segments)."""
+    from models.device.hdd_datasheet import constellation_es3
+
+    cfg = constellation_es3()                    # 4 TB, a 128 MB buffer
+    buffer = cfg.cache_segments * cfg.cache_segment_bytes
+    assert buffer == 128 << 20
+    assert constellation_es3(write_cache_bytes=buffer).write_cache_bytes == buffer
+    for too_much in (buffer + 512, 8 << 40):    # 8 TB: more than the whole drive
+        with pytest.raises(ValueError, match=r"^write_cache_bytes: must be at most the drive's "
+                                             rf"buffer, cache_segments x cache_segment_bytes = "
+                                             rf"16 x 8388608 = {buffer} bytes \(0: all of it\), "
+                                             rf"got {too_much}$"):
+            constellation_es3(write_cache_bytes=too_much)
+    with pytest.raises(ValueError, match="^write_cache_bytes: "):
+        SMALL.__class__(**{**SMALL.__dict__, "write_cache_bytes": 129 * 512})
+
+
 def test_zones_given_as_dicts_are_converted():
     cfg = HDDConfig(rpm=7200, surfaces=1, zones=[{"first_cyl": 0, "last_cyl": 9,
                                                   "sectors_per_track": 10}],

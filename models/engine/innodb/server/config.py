@@ -46,6 +46,14 @@ Percona 5.1: none / inserts) and ``innodb_change_buffer_max_size`` (5.6, % of th
 5.5 / 5.6 ``all``). Percona's ``innodb_ibuf_accel_rate`` (100..999999 %, default 100)
 scales the master thread's background merge (XtraDB's ``PCT_IBUF_IO``).
 
+The redo log's combined size, ``innodb_log_files_in_group`` x ``innodb_log_file_size``
+(in whole 16K pages, as InnoDB counts it), must be below the version's limit or MySQL
+refuses to start (``innobase_start_or_create_for_mysql``): 4G on 5.1 and 5.5 ("combined
+size of log files must be < 4 GB"), 512G on 5.6 ("< 512 GB": ``log_block_convert_lsn_to_no``
+numbers 1G blocks of 512 bytes). Percona Server 5.1 (XtraDB 1.0.6-10 on) and 5.5 lift the
+4 GB limit on 64-bit builds to 2^63 - 1 bytes (their manuals' ``innodb_log_file_size``);
+there the files must still fit their filesystem (checked as they are created).
+
 ``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
 write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
 a purge that keeps up.
@@ -69,6 +77,10 @@ FLUSH_NEIGHBOR_PAGES = {"none": 0, "cont": 1, "area": 2}               # Percona
 CHANGE_BUFFERING = ("none", "inserts", "deletes", "changes", "purges", "all")
 CHANGE_BUFFERING_51 = ("none", "inserts")        # the InnoDB Plugin 1.0 / 5.1
 DATA_FLUSH_METHODS_DIRECT = ("O_DIRECT", "ALL_O_DIRECT")
+# (bytes the combined redo log must stay below, as the message writes it), per version
+LOG_GROUP_LIMIT = {"5.1": (4 << 30, "4G"), "5.5": (4 << 30, "4G"), "5.6": (512 << 30, "512G"),
+                   "percona_5.1": (2**63 - 1, "2^63 - 1 bytes"),
+                   "percona_5.5": (2**63 - 1, "2^63 - 1 bytes")}
 SERVER_CYCLE_KEYS = ("stmt_cycles", "page_access_cycles", "row_read_cycles",
                      "sort_row_cycles", "row_update_cycles", "row_insert_cycles",
                      "row_delete_cycles")
@@ -120,6 +132,7 @@ class InnoDBServerConfig(CommitConfig):
         super().__post_init__()
         if self.version not in VERSIONS:
             raise ValueError(f"version: must be one of {', '.join(VERSIONS)}, got {self.version!r}")
+        self._check_log_group()
         if self.pool_bytes < 5 * 2**20:
             raise ValueError("innodb_buffer_pool_size: must be at least 5M, got "
                              f"{self.innodb_buffer_pool_size!r}")
@@ -161,6 +174,22 @@ class InnoDBServerConfig(CommitConfig):
             raise ValueError("innodb_autoextend_increment: must be in 1..1000 (MB), got "
                              f"{self.innodb_autoextend_increment}")
         self.data_file()
+
+    def _check_log_group(self) -> None:
+        """The redo log's combined size below the version's limit (``LOG_GROUP_LIMIT``),
+        under ``innodb_log_files_in_group`` when the file size alone (x 2, the fewest
+        files) would be within it, else under ``innodb_log_file_size``."""
+        limit, text = LOG_GROUP_LIMIT[self.version]
+        n = self.innodb_log_files_in_group
+        file_bytes = parse_size(self.innodb_log_file_size, "innodb_log_file_size")
+        if not self.version.startswith("percona"):
+            file_bytes = file_bytes // PAGE_SIZE * PAGE_SIZE   # srv_log_file_size, in pages
+        if n * file_bytes < limit:
+            return
+        key = "innodb_log_files_in_group" if 2 * file_bytes < limit else "innodb_log_file_size"
+        raise ValueError(f"{key}: the log files' combined size (innodb_log_files_in_group x "
+                         f"innodb_log_file_size) must be < {text} on {self.version}, got "
+                         f"{n} x {self.innodb_log_file_size}")
 
     def _check_percona(self) -> None:
         """Percona's variables: valid values, and only on the version that has them."""

@@ -5,6 +5,13 @@
   tables. Space id 0.
 - ``tablespace``: one ``<table>.ibd`` per table with ``innodb_file_per_table`` (space
   ids from 1), placed on the filesystem ``placement.tablespace`` names.
+- A file its filesystem has no room for is refused before it is created (``check_room``):
+  ibdata1 at its ``innodb_data_file_path`` size when the server is built (on
+  ``innodb_data_file_path``), each table's .ibd - or ibdata1 grown to hold the tables
+  without ``innodb_file_per_table`` - as the tables are laid out (on
+  ``placement.tablespace`` / ``placement.system``: the tables' size is the workload's).
+  ibdata1 is created last (``open``), so the room it needs is kept from the .ibd files
+  on its filesystem.
 - Files are created as the loaded database left them (written, allocated, synced,
   not cached: ``Filesystem.create(preallocate="zero_fill")``); a write beyond the end
   extends the file through the filesystem's allocation path.
@@ -23,6 +30,7 @@ from ....device.request import READ, IORequest
 from ....fs.config import PAGE_BYTES
 from ....fs.direct import direct_bios
 from ....fs.file import UNWRITTEN
+from .. import check_room
 from ..tablespace import PAGE_SIZE
 
 SPACE_SHIFT = 32
@@ -64,6 +72,8 @@ class DataFiles:
         if self.system_pages * PAGE_SIZE > self.system_bytes and not self.autoextend:
             raise ValueError("innodb_data_file_path: ibdata1 must hold the doublewrite buffer "
                              f"and {self.undo_pages} undo pages, or autoextend")
+        check_room(fs_system, self.name, self.system_pages * PAGE_SIZE, "innodb_data_file_path",
+                   "a smaller innodb_data_file_path, or placement.system on a larger device")
         self._pending_system: list[tuple[int, int]] = []
         self.system_next_page = 0                # ibdata1's next page past its end
         # free pages of ibdata1 between the undo ring and its configured size
@@ -80,6 +90,11 @@ class DataFiles:
         """Lay out a table of ``n_pages`` (before ``open``): its own .ibd, or pages of
         ibdata1 (autoextended to hold it)."""
         if self.cfg.innodb_file_per_table:
+            pending = (self.system_pages * PAGE_SIZE
+                       if self.fs_tablespace is self.fs_system and 0 not in self.files else 0)
+            check_room(self.fs_tablespace, f"{name}.ibd", n_pages * PAGE_SIZE,
+                       "placement.tablespace", "fewer or smaller tables, or "
+                       "placement.tablespace on a larger device", reserved=pending)
             self.files[space] = self.fs_tablespace.create(f"{name}.ibd", n_pages * PAGE_SIZE,
                                                           preallocate="zero_fill")
             self.base[space] = 0
@@ -88,6 +103,9 @@ class DataFiles:
             if not self.autoextend:
                 raise ValueError("innodb_data_file_path: ibdata1 is too small for the tables "
                                  "and has no autoextend")
+            check_room(self.fs_system, f"{self.name} with the tables",
+                       (self.system_pages + n_pages) * PAGE_SIZE, "placement.system",
+                       "fewer or smaller tables, or placement.system on a larger device")
             self._pending_system.append((space, self.system_pages))
             self.system_pages += n_pages
 

@@ -122,3 +122,36 @@ def test_a_change_during_the_write_keeps_the_page_dirty():
     pool.write_complete(b, evict=True)
     assert pool.flush_list == {a: 500} and pool.resident(a)
     assert not pool.resident(b)                # an LRU flush frees the clean page
+
+
+@pytest.mark.parametrize("version,size,n,key,limit", [
+    ("5.6", "4t", 2, "innodb_log_file_size", "512G"),     # the walkthrough's 8 TB log
+    ("5.6", "256G", 2, "innodb_log_file_size", "512G"),   # 512 GB exactly: "must be <"
+    ("5.6", "100G", 6, "innodb_log_files_in_group", "512G"),
+    ("5.5", "2G", 2, "innodb_log_file_size", "4G"),       # the classic 2 x 2G that 5.5 refuses
+    ("5.5", "100M", 41, "innodb_log_files_in_group", "4G"),
+    ("5.1", "3G", 2, "innodb_log_file_size", "4G"),
+    ("5.5", "1431672832", 3, "innodb_log_files_in_group", "4G"),   # 3 x 87382 pages
+])
+def test_a_log_group_over_the_versions_limit_is_an_error(version, size, n, key, limit):
+    """innobase_start_or_create_for_mysql: 5.1 / 5.5 "combined size of log files must be
+    < 4 GB", 5.6 "< 512 GB"; named under the key that took it over."""
+    with pytest.raises(ValueError, match=rf"^{key}: the log files' combined size "
+                                         rf"\(innodb_log_files_in_group x innodb_log_file_size\) "
+                                         rf"must be < {limit} on {version}, got {n} x {size}$"):
+        InnoDBServerConfig(version=version, innodb_log_file_size=size,
+                           innodb_log_files_in_group=n)
+
+
+@pytest.mark.parametrize("version,size,n", [
+    ("5.6", "255G", 2), ("5.6", "5G", 100), ("5.5", "2047M", 2), ("5.1", "1G", 3),
+    # in whole 16K pages, as InnoDB counts (srv_log_file_size): 3 x 1431656448 bytes is
+    # over 4G, but 3 x its 87381 whole pages is not
+    ("5.5", "1431656448", 3),
+    # Percona Server lifts the 4 GB limit on 64-bit builds (the manual's innodb_log_file_size)
+    ("percona_5.5", "4G", 2), ("percona_5.1", "1t", 2),
+])
+def test_a_log_group_within_the_versions_limit_is_valid(version, size, n):
+    cfg = InnoDBServerConfig(version=version, innodb_log_file_size=size,
+                             innodb_log_files_in_group=n)
+    assert cfg.redo().innodb_log_files_in_group == n
