@@ -30,9 +30,11 @@ mechanisms):
   sectors to come off the platter. A write stops read-ahead and empties the
   segments holding any of its sectors.
 - Write cache (WCE): writes complete once in the buffer (up to
-  ``write_cache_bytes`` dirty), are destaged when the drive is idle, when the dirty
-  limit is reached, and by FLUSH (SYNCHRONIZE CACHE), which completes when all
-  dirty data is on the media. ``volatile_bytes()`` is the dirty data. FUA writes go
+  ``write_cache_bytes`` dirty; sequential writes coalesce into extents of at most a
+  segment), are destaged when the arm is idle (no command queued, or only ones the
+  buffer serves: a stream of cached writes is accepted while the arm writes back),
+  when the dirty limit is reached, and by FLUSH (SYNCHRONIZE CACHE), which completes
+  when all dirty data is on the media, including an extent being destaged. ``volatile_bytes()`` is the dirty data. FUA writes go
   to the media.
 - Queue: ``queue_depth`` tagged commands (SCSI TCQ / SATA NCQ), served ``fifo`` or
   ``sptf`` (shortest positioning time first, buffer hits first) with an optional age
@@ -54,10 +56,10 @@ from __future__ import annotations
 
 from ..sim import Simulator
 from .base import Device
-from .hdd_cache import hdd_destage_idle, hdd_dispatch, hdd_submit
+from .hdd_cache import hdd_arm_wanted, hdd_destage_idle, hdd_dispatch, hdd_submit
 from .hdd_config import SECTOR_BYTES, HDDConfig, HDDZone, hdd_config_fields  # noqa: F401
 from .hdd_mech import build_state
-from .hdd_state import C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT
+from .hdd_state import C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, H_TFREE
 from .request import WRITE, IORequest
 
 
@@ -127,6 +129,11 @@ class HDD(Device):
             S, sim = self.S, self.sim
             now = sim.now_ns
             slots = self._slots
+            if (self._wce and not self._bg_destage and S[D_N] > 0.0 and S[H_TFREE] <= now
+                    and not hdd_arm_wanted(S)):
+                # the queued commands are served from the buffer: the arm destages
+                # meanwhile, as it would on an idle drive
+                self._start_destage()
             if self._wce:
                 before = S[D_SECT]
                 slot, done_ns, hit = hdd_dispatch(S, now)
@@ -180,6 +187,11 @@ class HDD(Device):
         self._bg_destage = False
         if self.free_servers:
             self._start_next()
+        elif (self.S[D_N] > 0.0 and self.S[H_TFREE] <= self.sim.now_ns
+              and not hdd_arm_wanted(self.S)):
+            # a command the buffer serves is in progress and none queued needs the
+            # arm: it writes back on (the next extent, if contiguous, without a break)
+            self._start_destage()
 
 
 def default_15k_sas(**overrides) -> HDDConfig:

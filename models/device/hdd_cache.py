@@ -38,9 +38,11 @@ Modelled:
   before it as they come round; a write still arriving over the link goes in LBA
   order.
 - Write cache (WCE): writes complete once transferred into the buffer; dirty extents
-  (sequential writes coalesce) are destaged oldest-window SPTF (the drive considers
-  the ``P_DWIN`` oldest extents) when the drive is idle, when a write does not fit
-  under the dirty limit, and by FLUSH. FUA writes and writes larger than the cache go
+  (sequential writes coalesce, up to a segment's size: DiskSim's write segments) are
+  destaged oldest-window SPTF (the drive considers the ``P_DWIN`` oldest extents) when
+  the arm is idle - no command queued, or only commands the buffer serves
+  (``hdd_arm_wanted``) -, when a write does not fit under the dirty limit, and by
+  FLUSH, which also waits for a destage under way. FUA writes and writes larger than the cache go
   to the media.
 - Dispatch: FLUSH is a barrier; with ``sptf`` the command with the earliest start
   (buffer hits at once) goes next unless the oldest is past the age limit.
@@ -60,7 +62,8 @@ from .hdd_buffer import (idle_hit_restart, ra_stop, seg_lookup, seg_touch, seg_w
                          stream_peek, stream_resume, stream_start, stream_stop)
 from .hdd_layout import locate, track_run, track_span
 from .hdd_mech import arrive, reach, sptf_pick, stream_pos, stream_times, xfer
-from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_N, D_SECT, DCOLS,
+from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_LAST_END,
+                        D_LAST_T, D_N, D_SECT, DCOLS,
                         H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_DIRTY, O_EXT, O_Q, OP_FLUSH,
                         OP_READ, OP_WRITE, OVH_AFTER_READ, OVH_AFTER_WRITE, P_AGE, P_DCAP,
                         P_DWIN, P_NSECT, P_OVH_FL, P_OVH_RH, P_OVH_RM, P_OVH_WH, P_OVH_WM,
@@ -219,10 +222,17 @@ def destage_one(S, t):
     a = S[od + best * DCOLS]
     n = S[od + best * DCOLS + 1]
     ext = int(S[O_EXT])
-    t_min = t_free + S[ext + X_MINSEEK]
-    ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, t_min)
-    if S[ext + X_ZERO_LAT_W] > 0.0:       # the extent's data is all in the buffer
-        te = zero_latency(S, a, n, c0, h0, t_free, ts, te, True, t_min)[0]
+    if S[D_LAST_T] > 0.0 and a == S[D_LAST_END] and t_free == S[D_LAST_T] == S[H_TFREE]:
+        # the extent starts where the last destage ended, at the instant it ended (the
+        # arm did nothing since): the head writes on, as through a track switch
+        ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, False, 0.0)
+    else:
+        t_min = t_free + S[ext + X_MINSEEK]
+        ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, t_min)
+        if S[ext + X_ZERO_LAT_W] > 0.0:       # the extent's data is all in the buffer
+            te = zero_latency(S, a, n, c0, h0, t_free, ts, te, True, t_min)[0]
+    S[D_LAST_END] = a + n
+    S[D_LAST_T] = te
     for j in range(od + best * DCOLS, od + (dn - 1) * DCOLS):
         S[j] = S[j + DCOLS]
     S[D_N] = dn - 1
@@ -256,8 +266,9 @@ def serve_write(S, a, n, fua, now):
         od = int(S[O_DIRTY])
         dn = int(S[D_N])
         last = od + (dn - 1) * DCOLS
-        if dn > 0 and S[last] + S[last + 1] == a:
-            S[last + 1] += n      # sequential writes coalesce into one extent
+        if dn > 0 and S[last] + S[last + 1] == a and (
+                S[P_SEGSEC] <= 0.0 or S[last + 1] + n <= S[P_SEGSEC]):
+            S[last + 1] += n      # sequential writes coalesce, up to a segment's size
         else:
             S[od + dn * DCOLS] = a
             S[od + dn * DCOLS + 1] = n
@@ -287,7 +298,10 @@ def serve_write(S, a, n, fua, now):
 
 @numba.njit(cache=True)
 def serve_flush(S, now):
-    t = now + S[P_OVH_FL]
+    """FLUSH CACHE: done when every cached write is on the platter - the ones still
+    dirty destaged now, and an extent a background destage is writing (the arm busy
+    until ``H_TFREE``) finished."""
+    t = max(now + S[P_OVH_FL], S[H_TFREE])
     while S[D_N] > 0.0:
         t = destage_one(S, t)
     return t
@@ -383,8 +397,31 @@ def hdd_dispatch(S, now):
 
 
 @numba.njit(cache=True)
+def hdd_arm_wanted(S):
+    """Does a queued command need the arm: a read not in the buffer when it arrived, a
+    write that goes to the media (FUA, larger than the cache, WCE off) or a FLUSH?
+    (Otherwise the commands queued are served from the buffer and the arm is free for a
+    destage meanwhile.)"""
+    oq = int(S[O_Q])
+    for i in range(int(S[P_QD])):
+        r = oq + i * QCOLS
+        if S[r + Q_CAND] == 0.0:
+            continue
+        op = S[r + Q_OP]
+        if op == OP_READ:
+            if S[r + Q_HIT] == 0.0:
+                return True
+        elif op == OP_WRITE:
+            if not write_cacheable(S, S[r + Q_NS], S[r + Q_FUA]):
+                return True
+        elif op == OP_FLUSH:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def hdd_destage_idle(S, now):
-    """Idle drive with dirty data: destage one extent (in the background: commands
+    """An idle arm and dirty data: destage one extent (in the background: commands
     that need no arm are served meanwhile); returns its end (int ns)."""
     done = destage_one(S, now)
     d = int(math.ceil(done - 1e-6))

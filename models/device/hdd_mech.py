@@ -151,10 +151,13 @@ def reach(S, cyl0, head0, t_free, cyl, head, ang, write, t_min):
 
 @numba.njit(cache=True)
 def xfer(S, lba, n, cyl0, head0, t_free, write, t_min):
-    """Position on ``lba`` and transfer ``n`` sectors to/from the media. Each track
-    switch is a head switch or one-cylinder seek that waits for the skewed first
-    sector (writes settle after it; mech_g1 dm_seek_time); slipped sectors inside a
-    track pass under the head.
+    """Position on ``lba`` and transfer ``n`` sectors to/from the media. A write
+    settles after the positioning (mech_g1 dm_seek_time). Each track switch inside the
+    transfer is a head switch or one-cylinder seek that waits for the skewed first
+    sector - for writes too: drives are formatted with the skew that lets a sequential
+    write continue on the next track in the same revolution (a sheet's sustained rate
+    holds for writes), so the write settle is not paid again at each switch; slipped
+    sectors inside a track pass under the head.
 
     Returns (first sector start, first sector end, last sector end, final cylinder,
     final head)."""
@@ -168,7 +171,7 @@ def xfer(S, lba, n, cyl0, head0, t_free, write, t_min):
     n -= k
     while n > 0:
         c2, h2, s2, spt2, a2, k, span = track_run(S, lba, n)
-        t = reach(S, cyl, head, t, c2, h2, a2, write, 0.0)
+        t = reach(S, cyl, head, t, c2, h2, a2, False, 0.0)
         cyl = c2
         head = h2
         t += span * rev / spt2

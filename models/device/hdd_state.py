@@ -10,6 +10,7 @@ P_BUS = 11          # ns per 512-byte sector on the host link
 P_NSEG, P_SEGSEC, P_RAMAX, P_RAMIN = 12, 13, 14, 15   # sectors
 P_WCE, P_WCMAX, P_QD, P_SPTF, P_AGE, P_NSECT, P_DCAP, P_DWIN = 16, 17, 18, 19, 20, 21, 22, 23
 O_ZONE, O_SEEK, O_Q, O_SEG, O_DIRTY = 24, 25, 26, 27, 28
+D_LAST_END, D_LAST_T = 29, 30   # the sector after the last destage's, when it was written
 H_CYL, H_HEAD, Q_N = 32, 33, 34   # Q_N: commands queued
 ST_ON, ST_LBA, ST_T, ST_STOP, ST_LO, ST_SEG, ST_MIN = 35, 36, 37, 38, 39, 40, 41
 D_N, D_SECT, SEG_CLOCK = 42, 43, 44
