@@ -32,13 +32,18 @@ def test_the_last_count_is_a_rate_over_the_span_it_covers():
 
 # On the flash drive, not the RAM device: ~15 New-Orders a second instead of ~900 (the
 # 16 MB pool reads most pages), so each test costs ~3 CPU s instead of ~20.
-def test_every_measured_new_order_is_in_one_second_of_the_series():
+def run_tpcc(duration: float, rampup: float = 0.0):
+    """A 1-warehouse, 4-connection tpcc run of ``duration`` s: (workload, results)."""
     sim, srv, _, _ = build(tables=(), device="ssd", innodb_buffer_pool_size="16M")
-    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=3, rampup=1), srv,
-             np.random.default_rng(2))
+    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=duration, rampup=rampup),
+             srv, np.random.default_rng(2))
     w.start()
     sim.run()
-    out = w.results()
+    return w, w.results()
+
+
+def test_every_measured_new_order_is_in_one_second_of_the_series():
+    w, out = run_tpcc(3, rampup=1)
     assert len(w.new_orders_per_s) == 3
     assert sum(w.new_orders_per_s) == out["new_order.count"] > 0
     assert out["notpm"] == pytest.approx(60.0 * sum(w.new_orders_per_s) / 3)
@@ -46,23 +51,14 @@ def test_every_measured_new_order_is_in_one_second_of_the_series():
 
 
 def test_a_part_second_at_the_end_counts_in_the_last_whole_second():
-    sim, srv, _, _ = build(tables=(), device="ssd", innodb_buffer_pool_size="16M")
-    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=2.5), srv,
-             np.random.default_rng(2))
-    w.start()
-    sim.run()
+    w, out = run_tpcc(2.5)
     assert len(w.new_orders_per_s) == 2
-    assert sum(w.new_orders_per_s) == w.results()["new_order.count"] > 0
+    assert sum(w.new_orders_per_s) == out["new_order.count"] > 0
 
 
 def test_a_run_shorter_than_two_seconds_has_its_notpm_as_burst_and_sustained():
     # one count over the whole 1.2 s: the same rate as NOTPM, not 1.2x it
-    sim, srv, _, _ = build(tables=(), device="ssd", innodb_buffer_pool_size="16M")
-    w = Tpcc(sim, TpccConfig(warehouses=1, connections=4, duration=1.2), srv,
-             np.random.default_rng(2))
-    w.start()
-    sim.run()
-    out = w.results()
+    _, out = run_tpcc(1.2)
     assert out["new_order.count"] > 0
     assert out["notpm_burst"] == pytest.approx(out["notpm"])
     assert out["notpm_sustained"] == pytest.approx(out["notpm"])
