@@ -61,6 +61,33 @@ HYDRA_FLAGS = ("--help", "-h", "--hydra-help", "--version", "--cfg", "-c", "--re
                "--experimental-rerun", "--info", "-i")
 
 
+# Hydra's options that take a value as the next argument, and --info's optional one
+VALUE_FLAGS = ("--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name",
+               "-cn", "--config-dir", "-cd", "--experimental-rerun")
+INFO_VALUES = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
+
+
+def hoist_flags(argv: list[str]) -> list[str]:
+    """The options (with their values) before the overrides, in their order: Hydra's
+    parser takes the overrides as one run of positional arguments, so ``key=v -m
+    key2=a,b`` would end in argparse's usage and "unrecognized arguments"."""
+    flags, overrides = [], []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("-"):
+            flags.append(a)
+            takes = a in VALUE_FLAGS or (a in ("--info", "-i") and i + 1 < len(argv)
+                                         and argv[i + 1] in INFO_VALUES)
+            if takes and i + 1 < len(argv):
+                flags.append(argv[i + 1])
+                i += 1
+        else:
+            overrides.append(a)
+        i += 1
+    return flags + overrides
+
+
 def check_flags(argv: list[str]) -> None:
     """``ConfigError`` naming an option that is neither Hydra's nor this app's, with the
     closest known one (argparse would print its whole usage)."""
@@ -152,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as ex:
         print(one_line(f"error: {ex}"), file=sys.stderr)
         return EXIT_CONFIG
-    argv = [a for a in argv if a not in FLAGS] + [FLAGS[a] for a in dict.fromkeys(argv) if a in FLAGS]
+    argv = hoist_flags([a for a in argv if a not in FLAGS]) + [FLAGS[a] for a in dict.fromkeys(argv)
+                                                               if a in FLAGS]
     argv = [quote_kernel(a) for a in argv]
     local = searchpath_override()
     if local and not any(a.startswith("hydra.searchpath") for a in argv):

@@ -128,3 +128,22 @@ def test_report_and_validate_options_are_one_line(capfd, module, args, expect):
     code = importlib.import_module(module).main(args)
     out, err = capfd.readouterr()
     assert _one_line(code, out, err) == expect
+
+
+def test_options_after_an_override_are_taken_as_written_before_it(tmp_path, capfd):
+    # argparse would end in its usage and "unrecognized arguments": Hydra takes the
+    # overrides as one run of positional arguments
+    code = main([f"results.dir={tmp_path / 'outputs'}", "-m", "workload.runtime_s=0.05,0.1",
+                 "--dry-run", "hydra/launcher=serial"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "2 job(s) valid" in out + err and "usage" not in err
+
+
+def test_hoist_flags_keeps_each_option_with_its_value():
+    from pipeline.run import hoist_flags
+
+    assert hoist_flags(["a=1", "-m", "b=2,3", "--config-dir", "d", "--info", "config",
+                        "c=4", "-cn", "x"]) == ["-m", "--config-dir", "d", "--info", "config",
+                                                "-cn", "x", "a=1", "b=2,3", "c=4"]
+    assert hoist_flags(["--info", "a=1"]) == ["--info", "a=1"]
