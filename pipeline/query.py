@@ -42,7 +42,7 @@ from .usl import UslError
 QUERIES = Path(__file__).resolve().parent / "queries"
 RUN_COLUMNS = ("experiment", "config_hash", "code_version", "seed", "status", "error",
                "sim_seconds", "wall_seconds", "events_processed")
-HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm)|"
+HEADLINE = re.compile(r"^(?:[a-z_]+\.(?:MB_s|iops|tps|notpm|syncs_per_s|rows_per_s|scan_s)|"
                       r"iostat\.[^.]+\.(?:r_s|w_s|rMB_s|wMB_s|avgrq_sz|await_ms|util_pct))$")
 
 
