@@ -34,8 +34,8 @@ mechanisms):
   segment), are destaged when the arm is idle (no command queued, or only ones the
   buffer serves: a stream of cached writes is accepted while the arm writes back),
   when the dirty limit is reached, and by FLUSH (SYNCHRONIZE CACHE), which completes
-  when all dirty data is on the media, including an extent being destaged. ``volatile_bytes()`` is the dirty data. FUA writes go
-  to the media.
+  when all dirty data is on the media, including an extent being destaged.
+  ``volatile_bytes()`` is the dirty data. FUA writes go to the media.
 - Queue: ``queue_depth`` tagged commands (SCSI TCQ / SATA NCQ), served ``fifo`` or
   ``sptf`` (shortest positioning time first, buffer hits first) with an optional age
   limit after which the oldest command is served regardless (starvation guard).

@@ -42,14 +42,16 @@ Modelled:
   destaged oldest-window SPTF (the drive considers the ``P_DWIN`` oldest extents) when
   the arm is idle - no command queued, or only commands the buffer serves
   (``hdd_arm_wanted``) -, when a write does not fit under the dirty limit, and by
-  FLUSH, which also waits for a destage under way. FUA writes and writes larger than the cache go
-  to the media.
+  FLUSH, which also waits for a destage under way. FUA writes and writes larger than
+  the cache go to the media.
 - Dispatch: FLUSH is a barrier; with ``sptf`` the command with the earliest start
   (buffer hits at once) goes next unless the oldest is past the age limit.
 
 Deliberately not modelled: partial hits on a stopped segment (a read only partly in
 it goes to the media whole; on the read-ahead stream it waits for the rest), read hits on data still being destaged versus already destaged (both
-hit), overlap of a rewrite with older dirty data (each is destaged), adaptive
+hit), overlap of a rewrite with older dirty data (each is destaged), a partial destage
+(a write that finds the cache full waits for a whole extent - up to a segment - to be
+written, not for just the room it needs), adaptive
 segmentation, write-data contention with read data on the host link.
 """
 from __future__ import annotations
