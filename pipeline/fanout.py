@@ -259,7 +259,10 @@ def sweep(specs: Sequence[RunSpec], ray_cfg: RayConfig | None, *, rerun: bool = 
         s = specs[todo[j]]
         meta = {"run_key": sink.run_key(s.config_hash, s.code_version), "status": res.status,
                 "code_version": s.code_version, "details": s.results.details,
-                "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                # the config's meta.headline: what pipeline.report draws for a run kept
+                # under an ad-hoc run.name, which has no experiment YAML of its own
+                "headline": ",".join(s.meta.headline)}
         meta.update(res.resources)
         try:
             sink.write_run(s.results.dir, res.experiment, res.config_hash, res.tables, meta,

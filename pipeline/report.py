@@ -334,6 +334,25 @@ def published_levels(experiment: str, files: Sequence[Path] | None = None) -> di
 
 
 # -- reading a sweep ------------------------------------------------------------------------
+def stored_headline(results: str | Path, experiment: str, rows: list[dict]) -> list[str]:
+    """The ``meta.headline`` the runs of ``rows`` were made with (their summary's
+    footer, ``pipeline.fanout``), as the metric columns of ``rows`` it names (globs
+    expanded): the panels of an experiment kept under an ad-hoc ``run.name``, whose
+    name has no YAML. Empty if no run recorded one."""
+    import fnmatch
+
+    from .sink import read_meta
+
+    cols = list(dict.fromkeys(c for r in rows for c in r))
+    for r in rows:
+        meta = read_meta(results, experiment, r["config_hash"]) or {}
+        pats = [p for p in meta.get("headline", "").split(",") if p]
+        found = list(dict.fromkeys(c for p in pats for c in cols if fnmatch.fnmatchcase(c, p)))
+        if found:
+            return found
+    return []
+
+
 def load_rows(results: str | Path, experiment: str, where: str | None = None) -> list[dict]:
     """The ok summary rows of ``experiment`` under ``results`` (DuckDB); ``where``: SQL
     over any column that selects among them (``--where``)."""
@@ -466,8 +485,14 @@ def _main(argv: list[str] | None) -> int:
             if extra:
                 raise
             print(f"warning: no published overlays: {ex}", file=sys.stderr)
+    metrics = args.metric or None
+    if metrics is None and not args.series:
+        from .best import headline
+
+        if args.experiment not in STYLES and not headline(args.experiment):
+            metrics = stored_headline(args.results, args.experiment, rows) or None
     try:
-        path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=args.metric or None,
+        path = draw(args.experiment, rows, overlays=overlays, path=out, metrics=metrics,
                     results_dir=args.results, levels=levels, per_second=args.series)
     except ValueError as ex:
         print(f"error: {ex}", file=sys.stderr)

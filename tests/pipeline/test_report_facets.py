@@ -111,3 +111,25 @@ def test_no_published_overlay_beside_a_run_below_its_valid_scale(monkeypatch):
     low = [{"config_hash": "h1", "run.scale": 0.1, "run.below_valid_scale": True}]
     assert len(report.reference_overlays("e", valid, [])) == 1
     assert report.reference_overlays("e", low, []) == []
+
+
+def test_an_ad_hoc_run_name_is_drawn_by_the_headline_its_runs_recorded(tmp_path, monkeypatch):
+    # run.name=my_disk_what_if has no YAML: the panels are the meta.headline the runs
+    # were made with (their summary's footer), globs expanded
+    from pipeline import sink
+    from pipeline.job import summary_table
+
+    for r in _rows(experiment="my_disk_what_if"):
+        sink.write_run(tmp_path, "my_disk_what_if", r["config_hash"],
+                       {"summary": summary_table(r)},
+                       {"status": "ok", "headline": "fio.iops,iostat.*.await_ms"})
+    seen = []
+    monkeypatch.setattr(report, "draw", lambda *a, **k: seen.append(k["metrics"]) or
+                        tmp_path / "x.png")
+    assert report.main(["--experiment", "my_disk_what_if", "--dir", str(tmp_path),
+                        "--no-reference"]) == 0
+    assert seen == [["fio.iops", "iostat.sda.await_ms"]]
+    seen.clear()       # what the user asks for wins
+    assert report.main(["--experiment", "my_disk_what_if", "--dir", str(tmp_path),
+                        "--no-reference", "--metric", "fio.MB_s"]) == 0
+    assert seen == [["fio.MB_s"]]
