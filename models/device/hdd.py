@@ -129,11 +129,7 @@ class HDD(Device):
             S, sim = self.S, self.sim
             now = sim.now_ns
             slots = self._slots
-            if (self._wce and not self._bg_destage and S[D_N] > 0.0 and S[H_TFREE] <= now
-                    and not hdd_arm_wanted(S)):
-                # the queued commands are served from the buffer: the arm destages
-                # meanwhile, as it would on an idle drive
-                self._start_destage()
+            self._destage_meanwhile()
             if self._wce:
                 before = S[D_SECT]
                 slot, done_ns, hit = hdd_dispatch(S, now)
@@ -172,6 +168,15 @@ class HDD(Device):
         self._start_next()
         self.on_complete(req)
 
+    def _destage_meanwhile(self) -> None:
+        """Dirty data, the arm free and no command queued that needs it (the buffer
+        serves them): the arm writes back meanwhile, as on an idle drive - a contiguous
+        next extent without a break."""
+        S = self.S
+        if (self._wce and not self._bg_destage and S[D_N] > 0.0
+                and S[H_TFREE] <= self.sim.now_ns and not hdd_arm_wanted(S)):
+            self._start_destage()
+
     def _start_destage(self) -> None:
         # background: the server stays free for commands the buffer can serve; the
         # arm is busy until the destage ends (S[H_TFREE])
@@ -187,11 +192,8 @@ class HDD(Device):
         self._bg_destage = False
         if self.free_servers:
             self._start_next()
-        elif (self.S[D_N] > 0.0 and self.S[H_TFREE] <= self.sim.now_ns
-              and not hdd_arm_wanted(self.S)):
-            # a command the buffer serves is in progress and none queued needs the
-            # arm: it writes back on (the next extent, if contiguous, without a break)
-            self._start_destage()
+        else:               # a command the buffer serves is in progress
+            self._destage_meanwhile()
 
 
 def default_15k_sas(**overrides) -> HDDConfig:
