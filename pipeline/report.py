@@ -216,16 +216,24 @@ def needs_details(experiment: str) -> bool:
     return style_for(experiment).details
 
 
+def headline_columns(patterns: Sequence[str], rows: list[dict]) -> list[str]:
+    """The columns of ``rows`` that ``patterns`` (names or ``*`` globs, a
+    ``meta.headline``) name, in the patterns' order, leaving out those null or zero in
+    every row."""
+    import fnmatch
+
+    present = set().union(*(r.keys() for r in rows)) if rows else set()
+    return list(dict.fromkeys(c for m in patterns for c in sorted(present)
+                              if fnmatch.fnmatchcase(c, m)
+                              and any(r.get(c) not in (None, 0, 0.0) for r in rows)))
+
+
 def _panels(style: Style, rows: list[dict], overlays: Sequence[Overlay],
             metrics: Sequence[str] | None) -> list[str]:
     if metrics:
         return list(metrics)
     present = set().union(*(r.keys() for r in rows)) if rows else set()
-    import fnmatch
-
-    out = list(dict.fromkeys(c for m in style.metrics for c in sorted(present)
-                             if fnmatch.fnmatchcase(c, m)
-                             and any(r.get(c) not in (None, 0, 0.0) for r in rows)))
+    out = headline_columns(style.metrics, rows)
     for o in overlays:
         if o.metric not in out and o.metric in present:
             out.append(o.metric)
@@ -337,17 +345,14 @@ def published_levels(experiment: str, files: Sequence[Path] | None = None) -> di
 def stored_headline(results: str | Path, experiment: str, rows: list[dict]) -> list[str]:
     """The ``meta.headline`` the runs of ``rows`` were made with (their summary's
     footer, ``pipeline.fanout``), as the metric columns of ``rows`` it names (globs
-    expanded): the panels of an experiment kept under an ad-hoc ``run.name``, whose
-    name has no YAML. Empty if no run recorded one."""
-    import fnmatch
-
+    expanded, as ``headline_columns`` does for a YAML's): the panels of an experiment
+    kept under an ad-hoc ``run.name``, whose name has no YAML. Empty if no run recorded
+    one."""
     from .sink import read_meta
 
-    cols = list(dict.fromkeys(c for r in rows for c in r))
     for r in rows:
         meta = read_meta(results, experiment, r["config_hash"]) or {}
-        pats = [p for p in meta.get("headline", "").split(",") if p]
-        found = list(dict.fromkeys(c for p in pats for c in cols if fnmatch.fnmatchcase(c, p)))
+        found = headline_columns([p for p in meta.get("headline", "").split(",") if p], rows)
         if found:
             return found
     return []
