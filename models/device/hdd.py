@@ -129,8 +129,8 @@ class HDD(Device):
             S, sim = self.S, self.sim
             now = sim.now_ns
             slots = self._slots
-            self._destage_meanwhile()
             if self._wce:
+                self._destage_meanwhile()
                 before = S[D_SECT]
                 slot, done_ns, hit = hdd_dispatch(S, now)
                 req = slots[slot]
@@ -169,12 +169,12 @@ class HDD(Device):
         self.on_complete(req)
 
     def _destage_meanwhile(self) -> None:
-        """Dirty data, the arm free and no command queued that needs it (the buffer
-        serves them): the arm writes back meanwhile, as on an idle drive - a contiguous
-        next extent without a break."""
+        """(Write cache on.) Dirty data, the arm free and no command queued that needs
+        it (the buffer serves them): the arm writes back meanwhile, as on an idle drive -
+        a contiguous next extent without a break."""
         S = self.S
-        if (self._wce and not self._bg_destage and S[D_N] > 0.0
-                and S[H_TFREE] <= self.sim.now_ns and not hdd_arm_wanted(S)):
+        if (not self._bg_destage and S[D_N] > 0.0 and S[H_TFREE] <= self.sim.now_ns
+                and not hdd_arm_wanted(S)):
             self._start_destage()
 
     def _start_destage(self) -> None:
