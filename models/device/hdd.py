@@ -21,7 +21,11 @@ mechanisms):
   watermark's worth is buffered, then streams as the sectors come off the media; a
   write's sectors are written once they crossed the link, after at least the
   minimum seek delay (disksim_diskctlr.c: disk_read_arrive, disk_write_arrive,
-  disk_check_bus, disk_request_complete).
+  disk_check_bus, disk_request_complete). A queued write that starts where the media
+  write in progress ends continues it (``combine_seq_writes``, DiskSim's Combine seq
+  writes): the controller took its command and data in while the other was on the
+  platter, one command after another, so sequential writes stream with the write
+  cache off once their data keeps ahead of the head.
 - Buffer: ``cache_segments`` circular segments of ``cache_segment_bytes``; after a
   media read the drive keeps reading ahead (``read_ahead_scheme``: a number of bytes,
   to the track or cylinder end, or DiskSim's DEC track-stream scheme) for as long as

@@ -63,7 +63,7 @@ import numba
 from .hdd_buffer import (idle_hit_restart, ra_stop, seg_lookup, seg_touch, seg_write,
                          stream_peek, stream_resume, stream_start, stream_stop)
 from .hdd_layout import locate, track_run, track_span
-from .hdd_mech import arrive, reach, sptf_pick, stream_pos, stream_times, xfer
+from .hdd_mech import appends, arrive, reach, sptf_pick, stream_pos, stream_times, xfer
 from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_LAST_END,
                         D_LAST_T, D_N, D_SECT, DCOLS,
                         H_CYL, H_HEAD, H_TFREE, LAST_WRITE, O_DIRTY, O_EXT, O_Q, OP_FLUSH,
@@ -72,7 +72,7 @@ from .hdd_state import (C_DESTAGES, C_SEEKS, C_SEG_HITS, C_STREAM_HITS, D_LAST_E
                         P_QD, P_RAMIN, P_REV, P_SEGSEC, P_SPTF, P_WCE, P_WCMAX, P_BUS, Q_ANG,
                         Q_CAND, Q_CYL, Q_FUA, Q_HEAD, Q_HIT, Q_HIT0, Q_LBA, Q_N, Q_NS, Q_OP,
                         Q_SEQ, Q_SEQCTR, Q_T, QCOLS, ST_LBA, ST_LO, ST_MIN, ST_ON, ST_SEG,
-                        ST_STOP, ST_T, X_BUSW, X_IDLE_HIT, X_MINSEEK, X_OVH_PREP, X_OVH_RCOMP,
+                        ST_STOP, ST_T, W_CTL, X_BUSW, X_IDLE_HIT, X_MINSEEK, X_OVH_PREP, X_OVH_RCOMP,
                         X_OVH_RESEL, X_OVH_WCOMP, X_WATER, X_WATER_REQ, X_WINDOW_HITS,
                         X_FREE_BLOCKS, X_ZERO_LAT, X_ZERO_LAT_W, EPS_NS)
 
@@ -252,13 +252,35 @@ def write_cacheable(S, n, fua):
 
 
 @numba.njit(cache=True)
-def serve_write(S, a, n, fua, now):
+def append_data(S, a, n, t_arrived):
+    """An appending write's data (``appends``): the controller takes commands in one at
+    a time, this one's overhead and data once it arrived and the one before was in.
+    Returns (when its first sector may go to the platter - a link slower than the media
+    delays it so that the last is in before its turn -, when all of it is in)."""
+    ext = int(S[O_EXT])
+    busw = S[ext + X_BUSW]
+    spt = locate(S, a)[3]
+    t = max(t_arrived, S[W_CTL]) + S[P_OVH_WM] + S[ext + X_OVH_PREP]
+    return t + busw + (n - 1.0) * max(busw - S[P_REV] / spt, 0.0), t + n * busw
+
+
+@numba.njit(cache=True)
+def serve_write(S, a, n, fua, now, t_arrived):
     """A write: into the write cache (the command's overhead, data preparation, the
     data over the link, status), or to the media (the arm positions for at least the
     minimum seek delay; sector i is written once it crossed the link; after the last
-    the drive reconnects to send status)."""
+    the drive reconnects to send status). A media write that ``appends`` to the last
+    one was handled while that one was on the platter (DiskSim's BUFFER_APPEND): its
+    sectors follow on from the instant the other ended, once its data is in."""
     ext = int(S[O_EXT])
     busw = S[ext + X_BUSW]
+    if not write_cacheable(S, n, fua) and appends(S, a, t_arrived):
+        c0, h0 = S[H_CYL], S[H_HEAD]
+        seg_write(S, a, a + n)
+        data, taken_in = append_data(S, a, n, t_arrived)
+        S[W_CTL] = taken_in
+        ts, tf, te, c, h = xfer(S, a, n, c0, h0, S[H_TFREE], False, data)
+        return media_written(S, a, n, te, c, h)
     t_free, c0, h0 = stream_stop(S, now)     # a write stops read-ahead on arrival
     seg_write(S, a, a + n)
     if write_cacheable(S, n, fua):
@@ -279,6 +301,7 @@ def serve_write(S, a, n, fua, now):
         return t + S[ext + X_OVH_WCOMP], 1
     t = now + S[P_OVH_WM]
     t_free = max(t_free, t)
+    S[W_CTL] = t + S[ext + X_OVH_PREP] + n * busw
     c, h, s, spt, ang = locate(S, a)
     # the first sector may go once it is in; a link slower than the media delays the
     # start so that the last sector is in before its turn
@@ -291,6 +314,17 @@ def serve_write(S, a, n, fua, now):
         if t + S[ext + X_OVH_PREP] + n * busw <= max(arrive(S, c0, h0, t_free, c1, h1, True),
                                                      t_min):
             te = zero_latency(S, a, n, c0, h0, t_free, ts, te, True, t_min)[0]
+    return media_written(S, a, n, te, c, h)
+
+
+@numba.njit(cache=True)
+def media_written(S, a, n, te, c, h):
+    """A write-through write of [a, a + n) ended on the platter at ``te``, the head on
+    (c, h): the arm's state, and (completion time, 0) - the drive reconnects to send
+    status."""
+    ext = int(S[O_EXT])
+    S[D_LAST_END] = a + n
+    S[D_LAST_T] = te
     S[H_CYL] = c
     S[H_HEAD] = h
     S[H_TFREE] = te
@@ -377,7 +411,8 @@ def hdd_dispatch(S, now):
     if op == OP_READ:
         done, hit = serve_read(S, S[r + Q_LBA], S[r + Q_NS], now)
     elif op == OP_WRITE:
-        done, hit = serve_write(S, S[r + Q_LBA], S[r + Q_NS], S[r + Q_FUA], now)
+        done, hit = serve_write(S, S[r + Q_LBA], S[r + Q_NS], S[r + Q_FUA], now,
+                                S[r + Q_T])
     elif op == OP_FLUSH:
         done, hit = serve_flush(S, now), 0
     else:

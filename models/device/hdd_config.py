@@ -178,6 +178,14 @@ class HDDConfig:
         during the seek) writes from the next sector boundary inside its sectors on
         that track, then the ones before it as they come round [Immediate buffer
         write].
+      - ``combine_seq_writes``: a queued media write that starts at the sector after
+        the media write being written (it arrived before that one ended, and the arm
+        did nothing since) continues it: its command and data were handled while the
+        other was on the platter, so it pays no command overhead, minimum seek delay
+        or lost revolution - with the write cache off a deep queue of sequential
+        writes streams at the media rate; at queue depth 1 each write still waits for
+        its sector to come round [Combine seq writes, BUFFER_APPEND onto a segment
+        being written].
       - ``read_hits_on_write_data``: reads hit on sectors the buffer holds from a
         write [Allow read hits on write data]. A write always empties the other
         segments holding any of its sectors (and stops read-ahead).
@@ -235,6 +243,7 @@ class HDDConfig:
     read_any_free_blocks: bool = False
     read_zero_latency: bool = False
     write_zero_latency: bool = False
+    combine_seq_writes: bool = True
     read_hits_on_write_data: bool = True
     write_cache: bool = False
     write_cache_bytes: int = 0

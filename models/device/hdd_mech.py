@@ -235,11 +235,21 @@ def stream_times(S, lba_a, t_a, x):
 
 
 @numba.njit(cache=True)
+def appends(S, a, t_arrived):
+    """(``combine_seq_writes``) A media write of sector ``a`` on that arrived at
+    ``t_arrived`` continues the last media write: it starts where that one ended, it
+    was queued before that one ended, and the arm has done nothing since."""
+    return (S[int(S[O_EXT]) + X_COMBINE] > 0.0 and S[D_LAST_T] > 0.0 and a == S[D_LAST_END]
+            and t_arrived <= S[D_LAST_T] and S[H_TFREE] == S[D_LAST_T] and S[ST_ON] == 0.0)
+
+
+@numba.njit(cache=True)
 def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq, x=-1.0):
     """Slot of the queued command (Q_CAND set, queued before ``barrier_seq``) that can
     start soonest. Needing no positioning, and so first: buffer hits marked at submit
     (Q_HIT0), reads inside the read-ahead window, writes the write cache takes now.
-    Others start when their first sector comes under the head. Ties go to the older
+    So do media writes that continue the last one (``appends``). Others start when
+    their first sector comes under the head. Ties go to the older
     command. ``x``: the first sector the read-ahead stream has not read by then (the
     buffered part of the window ends there)."""
     oq = int(S[O_Q])
@@ -266,6 +276,8 @@ def sptf_pick(S, cyl0, head0, t_arm_read, t_arm_write, now, barrier_seq, x=-1.0)
         elif op == OP_WRITE:
             if S[r + Q_NS] <= wc_room and S[r + Q_FUA] == 0.0:
                 t = now
+            elif appends(S, S[r + Q_LBA], S[r + Q_T]):
+                t = now     # part of the write under way (DiskSim combines on arrival)
             else:
                 t = reach(S, cyl0, head0, t_arm_write, S[r + Q_CYL], S[r + Q_HEAD],
                           S[r + Q_ANG], True, t_arm_write + S[r + Q_NS] * busw)
@@ -351,6 +363,7 @@ def build_state(cfg, dirty_capacity: int = 0) -> np.ndarray:
     S[o_ext + X_FREE_BLOCKS] = 1.0 if cfg.read_any_free_blocks else 0.0
     S[o_ext + X_ZERO_LAT] = 1.0 if cfg.read_zero_latency else 0.0
     S[o_ext + X_ZERO_LAT_W] = 1.0 if cfg.write_zero_latency else 0.0
+    S[o_ext + X_COMBINE] = 1.0 if cfg.combine_seq_writes else 0.0
     S[o_ext + X_O_ZSP] = o_zsp
     S[o_ext + X_O_SLIP] = o_slip
     S[o_zsp:o_slip] = zsp.ravel()

@@ -35,7 +35,10 @@ config cannot carry (``unmapped``). The mapping (DiskSim parameter -> field) is:
   disksim_diskctlr.c disk_buffer_seekdone; 1 and 2 both turn it on - DiskSim only
   tests the value for non-zero - and any other value is refused naming the
   parameter); ``write_zero_latency`` <- Immediate buffer write (zero-latency writes of
-  data already in the buffer, write-on-arrival; the same values). "Read-ahead over requested"
+  data already in the buffer, write-on-arrival; the same values);
+  ``combine_seq_writes`` <- Combine seq writes (a queued write appending to the one
+  being written continues it: BUFFER_APPEND in disksim_diskcache.c; it needs a queue,
+  so the validation traces, replayed one request at a time, do not show it). "Read-ahead over requested"
   only matters with a maximum read-ahead of 0 and read-ahead on (none of these drives).
 - ``write_cache`` <- Fast write level >= 1. Level 2 is write-back for every write;
   level 1 only while the write appends to the dirty segment or nothing else is
@@ -283,6 +286,7 @@ def to_hdd_dict(spec: DiskSpec) -> dict:
         "read_any_free_blocks": bool(int(p.get("Read any free blocks", 0))),
         "read_zero_latency": bool(immed["Immediate buffer read"]),
         "write_zero_latency": bool(immed["Immediate buffer write"]),
+        "combine_seq_writes": bool(int(p.get("Combine seq writes", 0))),
         "read_hits_on_write_data": bool(int(p.get("Allow read hits on write data", 1))),
         "write_cache": fast >= 1,
         "write_cache_bytes": int(p.get("Maximum number of write segments", 1)) * seg_bytes,
