@@ -18,7 +18,9 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   ``Event`` that fires once all of its bios are queued) and bios wait FIFO.
 - **Dispatch**: the scheduler (noop / deadline / cfq) picks what goes next whenever the
   device's command queue (``Device.queue_depth``, the TCQ/NCQ depth) has a free slot.
-  FLUSH requests bypass the scheduler and are dispatched first.
+  FLUSH requests bypass the scheduler and are dispatched first; on a device whose
+  write cache is off (``Device.write_cache_mode`` "write through") a FLUSH is completed
+  at once without a request, as Linux does (nothing in iostat's f/s).
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
 - **Congestion**: the queue is congested while at least ``nr_requests - nr_requests/8 + 1``
@@ -81,6 +83,7 @@ class BlockQueue:
         self.waiting: deque[tuple[IORequest, _Call]] = deque()
         self.counters = IostatCounters()
         self.blocked_calls = 0
+        self.write_through = device.write_cache_mode == "write through"
         device.on_complete = self._complete
 
     def congested(self) -> bool:
@@ -94,6 +97,8 @@ class BlockQueue:
         """Submit bios; returns None if all were queued, else an Event to wait on."""
         now = self.sim.now_ns
         if type(bios) is IORequest:
+            if bios.op == FLUSH and self.write_through:
+                return self._flush_not_sent(bios, now)
             # fast path: one bio that needs no split and no wait
             if bios.size_bytes <= self.max_bytes and not self.waiting:
                 bios.submit_ns = now
@@ -112,6 +117,18 @@ class BlockQueue:
                     return None
             bios = (bios,)
         return self._submit_bios(bios, plug, now)
+
+    def _flush_not_sent(self, bio: IORequest, now: int) -> None:
+        """A cache FLUSH for a device without a write cache (``write_through``): nothing
+        to empty, the kernel completes it without a request (not in iostat)."""
+        bio.submit_ns = now
+        self.sim.at(now, self._end_unsent, bio)
+
+    @staticmethod
+    def _end_unsent(bio: IORequest) -> None:
+        bio.done_ns = bio.submit_ns
+        if bio.on_done is not None:
+            bio.on_done(bio)
 
     def _waiters(self, bio: IORequest) -> deque:
         """The submitters sleeping for the request ``bio`` would need (one queue here;
@@ -145,6 +162,9 @@ class BlockQueue:
         max_bytes = self.max_bytes
         for bio in bios:
             bio.submit_ns = now
+            if bio.op == FLUSH and self.write_through:
+                self._flush_not_sent(bio, now)
+                continue
             if bio.size_bytes <= max_bytes or bio.op == FLUSH:
                 yield bio
                 continue

@@ -72,6 +72,15 @@ class Device:
         """Acknowledged writes held only in volatile cache (lost on power failure)."""
         return 0
 
+    @property
+    def write_cache_mode(self) -> str:
+        """What the driver reports, as ``/sys/block/<dev>/queue/write_cache``: ``"write
+        back"`` (the block layer sends cache FLUSHes) or ``"write through"`` (a drive
+        with its write cache off: Linux sends none - sd_issue_flush of 2.6.18 returns at
+        once without WCE, and from 2.6.37 the flush machinery completes such a request
+        without dispatching it). Devices with a write cache switch override this."""
+        return "write back"
+
     def stats(self) -> dict:
         """Device-internal counters under the device's own name."""
         return {

@@ -115,6 +115,10 @@ class HDD(Device):
         if self.free_servers:
             self._start_next()
 
+    @property
+    def write_cache_mode(self) -> str:
+        return "write back" if self._wce else "write through"
+
     def volatile_bytes(self) -> int:
         return (int(self.S[D_SECT]) * SECTOR_BYTES + self._destaging_bytes
                 + self._bg_destaging_bytes - self._unacked_bytes)

@@ -180,6 +180,10 @@ class NVMe(Device):
             self._busy_total += self.sim.now_ns - self._busy_since
         super()._finish(req)
 
+    @property
+    def write_cache_mode(self) -> str:
+        return "write back" if self.cfg.write_cache else "write through"
+
     def volatile_bytes(self) -> int:
         if self._plp:
             return 0

@@ -144,6 +144,7 @@ class MQQueue(BlockQueue):
         self.waiting: deque = deque()   # the legacy queue's; sleepers wait per hctx here
         self.counters = IostatCounters()
         self.blocked_calls = 0
+        self.write_through = device.write_cache_mode == "write through"
         if io_submit_ns < 0 or io_complete_ns < 0:
             raise ValueError("io_submit_ns / io_complete_ns: must be >= 0")
         self.io_cost_ns = int(io_submit_ns) + int(io_complete_ns)
@@ -164,6 +165,8 @@ class MQQueue(BlockQueue):
         now = self.sim.now_ns
         if type(bios) is IORequest:
             bio = bios
+            if bio.op == FLUSH and self.write_through:
+                return self._flush_not_sent(bio, now)
             if (self._issue_directly and bio.op != FLUSH and bio.size_bytes <= self.max_bytes
                     and not self.sched.count and not self.flushes and self.device.can_accept()):
                 # blk_mq_try_issue_directly: with no scheduler and nothing queued (so

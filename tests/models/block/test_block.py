@@ -179,6 +179,43 @@ def test_flush_bypasses_the_scheduler_queue():
     assert blk.counters.ios[FLUSH] == 1
 
 
+class WriteThroughDevice(FixedDevice):
+    """A drive with its write cache off (``queue/write_cache`` "write through")."""
+
+    write_cache_mode = "write through"
+
+
+@pytest.mark.parametrize("scheduler", ["deadline", "none"])
+def test_a_flush_for_a_drive_without_a_write_cache_completes_at_once_unsent(scheduler):
+    from models.block import MQQueue
+    done = []
+    for kind in (WriteThroughDevice, FixedDevice):
+        sim = Simulator()
+        dev = kind(sim, service_ns=1000)
+        cfg = BlockConfig(scheduler=scheduler)
+        blk = MQQueue(sim, dev, cfg) if scheduler == "none" else BlockQueue(sim, dev, cfg)
+        blk.submit(IORequest(WRITE, 0, 4096))
+        for bios in (IORequest(FLUSH, 0, 0), [IORequest(FLUSH, 0, 0)]):   # one, a list
+            flush = bios if type(bios) is IORequest else bios[0]
+            flush.on_done = lambda bio: done.append((dev.name, bio.done_ns, sim.now_ns))
+            sim.at(0, blk.submit, bios)
+        sim.run()
+        if dev.write_cache_mode == "write through":
+            assert [s[1] for s in dev.served] == [WRITE]
+            assert blk.counters.ios[FLUSH] == 0 and done == [(dev.name, 0, 0)] * 2
+        else:
+            assert [s[1] for s in dev.served] == [WRITE, FLUSH, FLUSH]
+            assert blk.counters.ios[FLUSH] == 2
+        done.clear()
+
+
+def test_a_drive_reports_its_write_cache_as_sysfs_does():
+    from models.device.hdd import HDD, default_15k_sas
+    sim = Simulator()
+    assert HDD(sim, "a", default_15k_sas()).write_cache_mode == "write through"
+    assert HDD(sim, "b", default_15k_sas(write_cache=True)).write_cache_mode == "write back"
+
+
 @pytest.mark.parametrize("scheduler", ["noop", "deadline", "cfq"])
 def test_iostat_identity_and_littles_law(scheduler):
     """(r/s + w/s) x svctm = %util x 10; avgqu-sz = arrival rate x await (Little)."""
