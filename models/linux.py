@@ -21,6 +21,9 @@ What changes per release (the README's "Kernel versions" table is this, in prose
   4.20 (commit 23d0127096cb).
 - **Barriers** (``fs.nobarrier: null``): ext3 mounts with barriers from 3.1 (before,
   ``barrier=0``: the filesystem's own default, ``FsConfig.barrier``).
+- **fsync's cache flush** (``fs.fsync_flushes_cache: null``): with barriers, an fsync
+  that needs no journal commit flushes the drive cache on every filesystem from 2.6.32
+  (ext3 gained it then); before, ext3 sent nothing, the others are kept as they were.
 - **O_SYNC** (``fs.osync_is_dsync: null``): proper O_SYNC from 2.6.33; before, the
   filesystem's own default (ext3 as O_DSYNC) is kept, so ext4 / xfs on a 2.6.18 kernel
   (an anachronism some experiments use) behave as they always did here.
@@ -106,6 +109,8 @@ class KernelConfig:
         out = {"stable_pages": (3, 0) <= v < (3, 9), "sfr_write_waits": v < (4, 20)}
         if v >= (3, 1):
             out["nobarrier"] = False
+        if v >= (2, 6, 32):
+            out["fsync_flushes_cache"] = True
         if v >= (2, 6, 33):
             out["osync_is_dsync"] = False
         return out

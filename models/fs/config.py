@@ -100,6 +100,13 @@ class FsConfig:
       we'll actually give O_DSYNC", mm/filemap.c; proper O_SYNC came with commit
       6b2f3d1f769b). ``None`` = the fs default: ext3 (the RHEL 5 2.6.18 kernel) yes,
       ext4 / xfs / zfs no.
+    - ``fsync_flushes_cache``: with barriers, an fsync / fdatasync whose inode needs no
+      journal commit (an overwrite) still flushes the device cache so that the data
+      itself is stable. ext3 does from Linux 2.6.32 (``ext3_sync_file`` gained
+      ``blkdev_issue_flush``, "ext3: Flush disk caches on fsync when needed"); before,
+      it sent nothing and the overwritten data could sit in the drive's cache. ``None``
+      = the kernel's (``models/linux.py``): from 2.6.32 yes; before, ext3 no, ext4 /
+      xfs / zfs yes, as they always did here.
     - ``fallocate_supported``: ``None`` = the fs default (ext4/xfs yes; ext3 and
       ZFS-on-Linux of the era no: glibc's ``posix_fallocate`` then zero-fills).
     - CPU costs per kernel path (``*_ns``): ``syscall_ns`` (entry/exit + VFS),
@@ -120,6 +127,7 @@ class FsConfig:
     sfr_write_waits: bool | None = True
     fallocate_supported: bool | None = None
     osync_is_dsync: bool | None = None
+    fsync_flushes_cache: bool | None = None
     syscall_ns: int = 1_000
     copy_ns_per_page: int = 1_000
     alloc_ns: int = 3_000
@@ -161,6 +169,13 @@ class FsConfig:
         if self.osync_is_dsync is None:
             return self.type == "ext3"
         return self.osync_is_dsync
+
+    @property
+    def fsync_flush(self) -> bool:
+        """With barriers, does an fsync that commits nothing flush the device cache?"""
+        if self.fsync_flushes_cache is None:
+            return self.type != "ext3"
+        return self.fsync_flushes_cache
 
     @property
     def can_fallocate(self) -> bool:

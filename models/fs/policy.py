@@ -122,14 +122,15 @@ class FsPolicy:
     def fsync(self, fs, f, datasync: bool):
         """Generator: the metadata part of fsync / fdatasync (data is already written).
         Commit the transaction holding the inode's change, if not yet committed; else,
-        with barriers, flush the device cache so the data itself is stable."""
+        with barriers, flush the device cache so the data itself is stable (ext3 only
+        from Linux 2.6.32: ``FsConfig.fsync_flushes_cache``)."""
         tid = f.datasync_tid if datasync else f.sync_tid
         if tid > fs.journal.committed_tid:
             fs.stats_commits_forced += 1
             yield from fs.journal.force_commit(tid)
             if fs.cfg.barrier:
                 return
-        if fs.cfg.barrier:
+        if fs.cfg.barrier and fs.cfg.fsync_flush:
             yield from fs.flush()
 
     # -- recovery ------------------------------------------------------------------------

@@ -21,6 +21,7 @@ def test_the_default_is_the_2_6_18_legacy_stack_the_experiments_ran_on(compose):
     p = _spec(compose, "workload=fsync_bench").params      # a filesystem is mounted
     assert p["fs.stable_pages"] is False and p["fs.sfr_write_waits"] is True
     assert p["fs.nobarrier"] is None and p["fs.osync_is_dsync"] is None
+    assert p["fs.fsync_flushes_cache"] is None
 
 
 @pytest.mark.parametrize("release, hdd, nvme", [
@@ -41,7 +42,7 @@ def test_block_default_takes_the_releases_scheduler(compose, release, hdd, nvme)
 def test_the_release_decides_the_fs_keys_left_null_and_explicit_ones_win(compose):
     p = _spec(compose, "kernel='5.15'", "block=default", "workload=fsync_bench").params
     assert p["fs.sfr_write_waits"] is False and p["fs.nobarrier"] is False
-    assert p["fs.osync_is_dsync"] is False
+    assert p["fs.osync_is_dsync"] is False and p["fs.fsync_flushes_cache"] is True
     p = _spec(compose, "kernel='5.15'", "block=default", "workload=fsync_bench",
               "fs.sfr_write_waits=true").params
     assert p["fs.sfr_write_waits"] is True

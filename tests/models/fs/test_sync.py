@@ -55,6 +55,16 @@ def test_ext3_overwrite_is_one_data_write():
     assert _trace(fs, dev) == [("write", "data", 8192, False)]
 
 
+def test_ext3_with_barriers_flushes_an_overwrite_only_from_linux_2_6_32():
+    # 2.6.18's ext3_sync_file: no commit needed, nothing sent - the data may sit in the
+    # drive's cache; 2.6.32 added the flush (fs.fsync_flushes_cache, the kernel's default)
+    fs, dev, f = _one("ext3", "zero_fill", lambda fs: fs.fdatasync, nobarrier=False)
+    assert _trace(fs, dev) == [("write", "data", 8192, False)]
+    fs, dev, f = _one("ext3", "zero_fill", lambda fs: fs.fdatasync, nobarrier=False,
+                      fsync_flushes_cache=True)
+    assert _trace(fs, dev) == [("write", "data", 8192, False), ("flush",)]
+
+
 def test_fsync_commits_timestamp_change_fdatasync_does_not():
     fs, dev, f = _one("ext4", "zero_fill", lambda fs: fs.fsync)
     assert fs.journal.commits == 1
