@@ -74,8 +74,15 @@ class Semaphore:
         self._waiters.append((ev, self.sim.now_ns))
         return ev
 
+    def force_acquire(self) -> None:
+        """Take a permit without waiting, over the capacity if need be (InnoDB's
+        ``srv_conc_force_enter_innodb``); releases then free no room until the count
+        is back under the capacity."""
+        self.acquisitions += 1
+        self.available -= 1
+
     def release(self) -> None:
-        if self._waiters:
+        if self._waiters and self.available >= 0:
             ev, since = self._waiters.popleft()
             self.wait_ns_total += self.sim.now_ns - since
             ev.succeed()  # the permit passes straight to the next waiter

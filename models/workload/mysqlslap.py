@@ -173,7 +173,7 @@ class Mysqlslap:
             return after.get(key, 0) - before.get(key, 0)
 
         elapsed_s = (end - self.started_ns) / 1e9
-        trx = delta("Com_commit")
+        trx = delta("Handler_commit")        # autocommit INSERTs: no COMMIT statement
         out = {
             "concurrency": self.cfg.concurrency,
             "queries_per_iteration": self.queries,

@@ -62,7 +62,12 @@ class LockTable:
         self.waits += 1
         self.current_waits += 1
         t0 = self.sim.now_ns
+        conc = trx.conc
+        if conc is not None:          # lock_wait_suspend_thread: leave InnoDB meanwhile
+            conc.release()
         yield ev
+        if conc is not None:
+            conc.force_acquire()
         waited = self.sim.now_ns - t0
         self.wait_ns += waited
         self.max_wait_ns = max(self.max_wait_ns, waited)

@@ -31,7 +31,11 @@ What a transaction does (``yield from server.run(thd, trx)``, ``ops.Transaction`
   commit and the redo flush per ``innodb_flush_log_at_trx_commit``; the row locks are
   released once it returns. A read-only transaction commits without redo.
 - ``innodb_thread_concurrency`` > 0: at most that many threads inside InnoDB; a thread
-  enters for a whole transaction (``srv_conc_enter_innodb``; tickets not modelled).
+  enters for a whole transaction, each statement of an autocommit one
+  (``srv_conc_enter_innodb``; tickets not modelled), leaves it while it waits for a row
+  lock and re-enters without waiting (``lock_wait_suspend_thread``:
+  ``srv_conc_force_exit_innodb`` / ``srv_conc_force_enter_innodb``), and leaves before
+  COMMIT or ROLLBACK, so a commit's log flush holds no slot (``innobase_commit``).
 - ``Transaction.rollback``: the client's ``ROLLBACK`` after the operations: the row
   locks are released, nothing commits (the undo is applied in place, not modelled as
   page work; its redo is not written), ``Com_rollback`` counts it.
@@ -72,7 +76,7 @@ BINLOG_STMT_BYTES = 80
 
 
 class ServerTrx:
-    __slots__ = ("id", "locks", "waiting_for", "ctrx", "writes")
+    __slots__ = ("id", "locks", "waiting_for", "ctrx", "writes", "conc")
 
     def __init__(self, trx_id: int) -> None:
         self.id = trx_id
@@ -80,6 +84,7 @@ class ServerTrx:
         self.waiting_for = None
         self.ctrx: Trx | None = None      # the commit path's transaction, at first change
         self.writes = 0
+        self.conc = None      # the innodb_thread_concurrency slot it holds (a Semaphore)
 
 
 class InnoDBServer:
@@ -129,7 +134,8 @@ class InnoDBServer:
         self.rows_updated = 0
         self.rows_inserted = 0
         self.rows_deleted = 0
-        self.trx_committed = 0
+        self.trx_committed = 0      # every commit (Handler_commit)
+        self.com_commit = 0         # COMMIT statements: explicit transactions (Com_commit)
         self.trx_rollbacks = 0
 
     # -- life cycle ------------------------------------------------------------------------
@@ -270,30 +276,24 @@ class InnoDBServer:
     # -- transactions ---------------------------------------------------------------------
     def run(self, thd: int, trx: Transaction):
         """Generator: run ``trx`` for client thread ``thd`` until it has committed."""
-        if self.conc is None and not trx.autocommit:
-            return self._transaction(thd, trx.ops, True)     # one generator frame less
-        return self._run(thd, trx)
+        if not trx.autocommit:
+            return self._transaction(thd, trx.ops, True, trx.rollback)  # one frame less
+        return self._autocommit(thd, trx)
 
-    def _run(self, thd: int, trx: Transaction):
-        if self.conc is not None:
-            ev = self.conc.acquire()
-            if not ev.triggered:
-                yield ev
-        try:
-            if trx.autocommit:
-                for op in trx.ops:
-                    yield from self._transaction(thd, (op,), False)
-            else:
-                yield from self._transaction(thd, trx.ops, True, trx.rollback)
-        finally:
-            if self.conc is not None:
-                self.conc.release()
+    def _autocommit(self, thd: int, trx: Transaction):
+        for op in trx.ops:
+            yield from self._transaction(thd, (op,), False)
 
     def _transaction(self, thd: int, ops, explicit: bool, rollback: bool = False):
-        cpu, cfg = self.cpu, self.cfg
+        cpu, cfg, conc = self.cpu, self.cfg, self.conc
         while True:
             self.next_trx_id += 1
             t = ServerTrx(self.next_trx_id)
+            if conc is not None:          # srv_conc_enter_innodb
+                ev = conc.acquire()
+                if not ev.triggered:
+                    yield ev
+                t.conc = conc
             try:
                 if explicit:
                     yield from cpu.run(cfg.stmt_cycles)          # BEGIN
@@ -305,9 +305,16 @@ class InnoDBServer:
                 self.locks.release_all(t)
                 self.trx_rollbacks += 1
                 yield from cpu.run(cfg.stmt_cycles)
+                if t.conc is not None:
+                    t.conc.release()
                 continue
             if explicit:
                 yield from cpu.run(cfg.stmt_cycles)              # COMMIT / ROLLBACK
+            if t.conc is not None:
+                # innobase_commit / innobase_rollback leave InnoDB's concurrency first
+                # (srv_conc_force_exit_innodb): the commit's log waits hold no slot
+                t.conc.release()
+                t.conc = None
             if rollback:             # undone in place like a deadlock victim; no commit
                 self.locks.release_all(t)
                 self.trx_rollbacks += 1
@@ -324,6 +331,7 @@ class InnoDBServer:
                     cp.commit_lat.add(self.sim.now_ns - t0)
             self.locks.release_all(t)
             self.trx_committed += 1
+            self.com_commit += explicit
             return
 
     def _op(self, thd: int, t: ServerTrx, op):

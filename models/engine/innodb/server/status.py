@@ -56,7 +56,8 @@ def global_status(server) -> dict:
         "Innodb_rows_updated": server.rows_updated,
         "Innodb_rows_inserted": server.rows_inserted,
         "Innodb_rows_deleted": server.rows_deleted,
-        "Com_commit": server.trx_committed,
+        "Com_commit": server.com_commit,          # COMMIT statements (not autocommit)
+        "Handler_commit": server.trx_committed,   # every commit, autocommit ones too
         "Com_rollback": server.trx_rollbacks,
         **server.autoextend.stats(),                                     # *
         **server.ibuf.stats(),
