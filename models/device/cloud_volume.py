@@ -6,20 +6,29 @@ Modelled, per command in arrival order (integer ns):
 
 - Accounting: an I/O counts as ``ceil(size / io_unit_bytes)`` operations (EBS: I/O
   size is capped at 256 KiB for SSD volumes and 1,024 KiB for HDD volumes; larger
-  I/Os are split); an I/O that starts where the previous one ended and still fits in
+  I/Os are split); an I/O that starts where an earlier one ended and still fits in
   that one's unit is merged into it (EBS merges physically sequential small I/Os up
-  to the maximum I/O size) and costs no further operation.
+  to the maximum I/O size) and costs no further operation. The ends of the last
+  ``merge_streams`` runs are followed, so interleaved sequential streams (fio's
+  ``numjobs``, each job its own region) merge as one stream does. Merging concerns
+  the operation count only.
 - Caps: the volume admits operations at most at its IOPS cap and bytes at most at
-  its throughput cap (each a virtual-time spacing: an I/O is admitted when both
-  allow it). ``instance_bandwidth_MBps`` puts the volume behind a link shared with
-  the instance's other volumes (``bus.Bus``, attached by the pipeline's builder).
+  its throughput cap (each a virtual-time spacing; I/Os are admitted in arrival
+  order, each when both allow it). Every I/O's bytes count against the throughput
+  cap, a merged one's included; only counted operations against the IOPS cap; a
+  FLUSH has neither. ``instance_bandwidth_MBps`` puts the volume behind a link
+  shared with the instance's other volumes (``bus.Bus``, attached by the pipeline's
+  builder).
 - Burst credits (``burst_on``): a token bucket of ``burst_credits_max`` credits
   (I/O credits for ``iops``, MiB for ``throughput``), starting at
   ``burst_credits_initial`` and refilled at the baseline rate. While credits remain
-  the volume runs at the burst rate and each admitted operation (or MiB) spends
-  one; once the bucket is empty an I/O waits for the credits it needs, so the volume
-  runs at exactly the baseline. A volume at burst load therefore bursts for
-  initial / (burst - baseline) seconds, then falls to baseline.
+  the volume runs at the burst rate and each admitted operation (``iops``: counted
+  operations) or MiB (``throughput``: every I/O's bytes) spends one; once the bucket
+  is empty an I/O waits for the credits it needs, so the volume runs at exactly the
+  baseline. A volume at burst load therefore bursts for initial / (burst -
+  baseline) seconds, then falls to baseline. Credits are spent at an I/O's
+  admission, which may lie ahead of now; ``burst_balance()`` counts them as spent
+  from its arrival (no refill before the admission), so it never goes below 0.
 - Latency: each admitted I/O completes after a round trip drawn from a lognormal
   distribution (``latency_median_us``, ``latency_sigma`` of its logarithm), seeded by
   the run's rng. I/Os are served concurrently up to ``queue_depth``.
@@ -65,7 +74,9 @@ class CloudVolumeConfig:
       ``burst_throughput_MiBps``: the burst rate; ``burst_credits_initial``,
       ``burst_credits_max``: the bucket (I/O credits, or MiB for throughput);
       ``burst_credits_initial`` < 0 = a full bucket.
-    - ``io_unit_bytes``: the largest I/O counted as one operation.
+    - ``io_unit_bytes``: the largest I/O counted as one operation;
+      ``merge_streams``: sequential runs followed for merging (assumed: AWS does not
+      say how many streams its merging follows).
     - ``latency_median_us``, ``latency_sigma``: the round trip's lognormal.
     - ``queue_depth``: I/Os in flight at once (the NVMe device the instance sees).
     - ``instance_bandwidth_MBps``: the instance's EBS bandwidth (10^6 bytes/s) shared
@@ -82,6 +93,7 @@ class CloudVolumeConfig:
     burst_credits_initial: float = -1.0
     burst_credits_max: float = 0.0
     io_unit_bytes: int = 0
+    merge_streams: int = 32
     latency_median_us: float = 0.0
     latency_sigma: float = 0.25
     queue_depth: int = 64
@@ -100,7 +112,7 @@ class CloudVolumeConfig:
         at_least(self, 0, "iops", "throughput_MiBps", "burst_iops", "burst_throughput_MiBps",
                  "burst_credits_max", "io_unit_bytes", "latency_median_us", "latency_sigma",
                  "instance_bandwidth_MBps")
-        at_least(self, 1, "queue_depth")
+        at_least(self, 1, "queue_depth", "merge_streams")
         if self.volume_type in ("io1", "io2") and not self.iops:
             raise ValueError(f"iops: a {self.volume_type} volume needs its provisioned IOPS")
         gib = self.capacity_bytes / GIB
@@ -258,8 +270,11 @@ class CloudVolume(Device):
         self._credits_t = 0
         self._op_free = 0.0          # virtual time: next operation may be admitted
         self._byte_free = 0.0
-        self._run_end = -1           # end of the last I/O and bytes of its unit so far
-        self._run_bytes = 0
+        self._admitted = 0.0         # the last I/O's admission (arrival order)
+        # sequential runs followed for merging: end offset -> bytes of its unit so far,
+        # least recently continued first
+        self._runs: dict[int, int] = {}
+        self._streams = cfg.merge_streams
         self.operations = 0          # operations counted by the provider
         self.throttled_ns = 0        # time I/Os waited for the caps or credits
         self.burst_end_ns = -1       # when the bucket first ran empty
@@ -271,12 +286,16 @@ class CloudVolume(Device):
         size = req.size_bytes
         if req.op == FLUSH or size <= 0:
             return 0
-        if req.offset_bytes == self._run_end and self._run_bytes + size <= self._unit:
-            self._run_bytes += size
-            self._run_end += size
+        runs = self._runs
+        end = req.offset_bytes + size
+        done = runs.pop(req.offset_bytes, None)
+        if done is not None and done + size <= self._unit:
+            runs[end] = done + size
             return 0
-        self._run_end = req.offset_bytes + size
-        self._run_bytes = size % self._unit or self._unit
+        runs.pop(end, None)
+        runs[end] = size % self._unit or self._unit
+        if len(runs) > self._streams:
+            del runs[next(iter(runs))]
         return -(-size // self._unit)
 
     def burst_balance(self, now_ns: int | None = None) -> float:
@@ -284,17 +303,24 @@ class CloudVolume(Device):
         now = self.sim.now_ns if now_ns is None else now_ns
         if self._burst == "none":
             return 0.0
-        return min(self._credits_max, self._credits + (now - self._credits_t) * self._refill_per_ns)
+        # credits spent at an admission ahead of ``now`` count as spent already
+        refill = max(0.0, now - self._credits_t) * self._refill_per_ns
+        return min(self._credits_max, self._credits + refill)
 
     def service_ns(self, req: IORequest) -> int:
         now = self.sim.now_ns
         ops = self.operations_of(req)
+        nbytes = 0 if req.op == FLUSH else max(0, req.size_bytes)
         t = float(now)
-        if ops:
+        if ops or nbytes:
             self.operations += ops
-            t = max(t, self._op_free, self._byte_free)
-            need = ops if self._burst == "iops" else req.size_bytes / MIB
-            if self._burst != "none":
+            # behind every I/O admitted before it; a counted operation also waits for
+            # the IOPS cap, every byte for the throughput cap
+            t = max(t, self._admitted, self._byte_free)
+            if ops:
+                t = max(t, self._op_free)
+            need = ops if self._burst == "iops" else nbytes / MIB
+            if self._burst != "none" and need:
                 have = min(self._credits_max,
                            self._credits + (t - self._credits_t) * self._refill_per_ns)
                 if have < need:
@@ -305,8 +331,10 @@ class CloudVolume(Device):
                     have = need
                 self._credits = have - need
                 self._credits_t = t
-            self._op_free = t + ops * self._ns_per_op
-            self._byte_free = t + req.size_bytes * self._ns_per_byte
+            if ops:
+                self._op_free = t + ops * self._ns_per_op
+            self._byte_free = t + nbytes * self._ns_per_byte
+            self._admitted = t
         self.throttled_ns += int(t) - now
         rtt = math.exp(self._mu + self._sigma * float(self._rng.standard_normal()))
         return int(t + rtt) - now

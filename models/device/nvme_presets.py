@@ -145,9 +145,11 @@ def intel_s4510_960gb(**overrides) -> SSDConfig:
     4 KiB sequential at QD1 (the S4500/S4600 specification of the same family lists
     it so, 36 / 36 us, beside a random latency of 110 / 52 us).
 
-    The SATA front end has no power-loss-protection switch: PLP shows as no FTL map
-    commit at FLUSH (``flush_metadata_pages`` 0; the buffer's programs are still
-    waited for). Inputs: random read IOPS (-> ``read_cmd_us`` = 1/95,000 s = 10.5 us,
+    Power-loss protection (``power_loss_protection``; Intel's product brief: "enhanced
+    power-loss data protection"): the buffer is durable, so FLUSH CACHE costs its
+    command time and FUA writes complete in the buffer. ``flush_metadata_pages`` 0
+    (with the protection off, a FLUSH waits for the buffer's programs only).
+    Inputs: random read IOPS (-> ``read_cmd_us`` = 1/95,000 s = 10.5 us,
     the one controller CPU's bound, as the X25-E's), sequential write (->
     ``program_us`` = 32 dies x 4 KiB / 510 MB/s = 257 us), the sequential QD1 write
     latency (-> ``write_cmd_us``; a cached write costs the same either way). Assumed: 32 dies of 256 Gb (4 per channel), 14.5 % spare (1 TiB
@@ -162,6 +164,6 @@ def intel_s4510_960gb(**overrides) -> SSDConfig:
         # 37 us = cmd + 4 KiB over the link 6.8
         write_cmd_us=30.2, flush_cmd_us=5.0,
         queue_depth=32, write_cache=True, write_cache_bytes=1 * 2**20,
-        flush_metadata_pages=0)
+        flush_metadata_pages=0, power_loss_protection=True)
     cfg.update(overrides)
     return SSDConfig(**cfg)

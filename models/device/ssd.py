@@ -22,6 +22,9 @@ Modelled, per command (all reservations in command arrival order, integer ns):
   than the buffer streams in: past the first buffer-full, each page waits for room
   that programs (its own earlier pages included) free, and the write completes when
   its last page is in. FUA writes and WCE off complete when their pages are programmed.
+- Power-loss protection (``power_loss_protection``, as ``nvme.py``'s): the buffer is
+  durable - FLUSH CACHE costs its command time (after the NCQ drain), FUA writes
+  complete in the buffer, ``volatile_bytes()`` is 0; WCE off: still when programmed.
 - Statistics count time up to now: ``busy_ns`` includes the busy period in progress,
   ``cache_wait_ns`` (time write commands waited for buffer space, summed over
   commands; a command's waits are taken as one interval from when its transfer
@@ -30,8 +33,9 @@ Modelled, per command (all reservations in command arrival order, integer ns):
   (pages written, GC copies, erases) count work as it is booked, which for a write
   queued behind a long GC can be later than now.
 - FLUSH CACHE (non-queued ATA command): the host drains the NCQ queue first, so the
-  flush starts once every accepted command is done; it waits for the buffer to be
-  programmed, then commits the FTL metadata (``flush_metadata_pages`` pages
+  flush starts once every accepted command is done; without power-loss
+  protection it waits for the buffer to be programmed, then commits the FTL
+  metadata (``flush_metadata_pages`` pages
   programmed one after another on the die free first) if anything was written or
   trimmed since the last flush. No new
   command is accepted while it runs. A flush with nothing written costs only its
@@ -218,6 +222,7 @@ class SSDConfig(FlashGeometry):
     write_cache: bool = True                         # WCE (hdparm -W)
     write_cache_bytes: int = 256 * 1024
     flush_metadata_pages: int = 23                   # calibrated: E4.x25e.barrier (docstring)
+    power_loss_protection: bool = False              # X25-E: none (buffer is volatile)
     gc_min_free_blocks: int = 2                      # per die: GC below this
     gc_copyback: bool = False                        # GC copies go through the controller (ECC)
     die_allocation: str = "dynamic"                  # or "static" (lpn % dies)
@@ -261,6 +266,7 @@ class SSD(Device):
         self._write_cmd = _us(cfg.write_cmd_us)
         self._flush_cmd = _us(cfg.flush_cmd_us)
         self._cache_cap = cfg.write_cache_bytes
+        self._plp = cfg.power_loss_protection
         # controller calendar (one firmware CPU)
         self._ctrl_free = 0
         self._last_done = 0          # latest completion of any accepted command
@@ -301,7 +307,13 @@ class SSD(Device):
             self._busy_total += self.sim.now_ns - self._busy_since
         super()._finish(req)
 
+    @property
+    def write_cache_mode(self) -> str:
+        return "write back" if self.cfg.write_cache else "write through"
+
     def volatile_bytes(self) -> int:
+        if self._plp:
+            return 0
         now = self.sim.now_ns
         return sum(b for durable, b, ack in self._volatile if ack <= now < durable)
 
@@ -347,9 +359,9 @@ class SSD(Device):
                         keep.append(w)
                 waits = self._waits = keep
             waits.append((t, t + waited))
-        cached = self.cfg.write_cache and not req.fua
+        cached = self.cfg.write_cache and (self._plp or not req.fua)
         done = ack if cached else max(ack, durable)
-        if cached:
+        if cached and not self._plp:
             vol = self._volatile
             while vol and vol[0][0] <= now:
                 heapq.heappop(vol)
@@ -362,11 +374,13 @@ class SSD(Device):
     def _flush(self, now: int) -> int:
         t = max(now, self._ctrl_free) + self._flush_cmd
         self._ctrl_free = t
-        t = max(t, self._last_done, self._last_durable)
-        if self._meta_dirty and self.cfg.flush_metadata_pages:
-            t = int(K.program_serial(self._i32, self._i64, self._ch_bpns, -1,
-                                     self.cfg.flush_metadata_pages, t, now))
-        self._meta_dirty = False
+        t = max(t, self._last_done)
+        if not self._plp:
+            t = max(t, self._last_durable)
+            if self._meta_dirty and self.cfg.flush_metadata_pages:
+                t = int(K.program_serial(self._i32, self._i64, self._ch_bpns, -1,
+                                         self.cfg.flush_metadata_pages, t, now))
+            self._meta_dirty = False
         self.flush_ns_total += t - now
         return t
 
