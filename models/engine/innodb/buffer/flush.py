@@ -54,6 +54,7 @@ BUF_READ_AHEAD_AREA = 64
 # BUF_FLUSH_FREE_BLOCK_MARGIN (5 + BUF_READ_AHEAD_AREA) + BUF_FLUSH_EXTRA_MARGIN (1/4 + 100)
 BUF_FLUSH_FREE_MARGIN_PAGES = (5 + BUF_READ_AHEAD_AREA) + (5 + BUF_READ_AHEAD_AREA) // 4 + 100
 AIO_SLOTS_PER_THREAD = 256
+BUF_LRU_MIN_LEN = 256           # buf0lru.h: the LRU list is not flushed or freed below it
 
 
 class Flusher:
@@ -152,9 +153,13 @@ class Flusher:
         if self.lru_batch_end is not None:
             return 0
         pool = self.pool
+        min_len = self.version == "5.6"
         chosen: dict[int, bool] = {}
         for page in list(islice(pool.tail(), depth)):
-            if pool.free >= depth or len(chosen) >= depth:
+            # 5.6's buf_flush_LRU_list_batch also stops at BUF_LRU_MIN_LEN pages on the
+            # LRU list (the pages being written leave it when done)
+            if (pool.free >= depth or len(chosen) >= depth
+                    or (min_len and pool.lru_len() - len(chosen) <= BUF_LRU_MIN_LEN)):
                 break
             if page in chosen or page in pool.io_fixed or not pool.resident(page):
                 continue

@@ -268,3 +268,16 @@ def test_a_neighbour_written_by_another_flush_is_not_counted_flushed():
     # nor counted a flushed neighbour
     srv, _, _, n = _batch_with_a_page_cleaned_meanwhile(2, _three_areas)
     assert n == 191 and srv.flusher.flushed_neighbors == 188
+
+
+def test_the_5_6_lru_batch_leaves_buf_lru_min_len_pages_on_the_lru_list():
+    # a small pool of clean pages and a scan depth larger than it: 5.6's LRU batch
+    # frees pages from the tail but stops at BUF_LRU_MIN_LEN (256) on the list
+    from models.engine.innodb.buffer.flush import BUF_LRU_MIN_LEN
+    from tests.models.engine.innodb.server.stack import build
+    sim, srv, fs, q = build(innodb_buffer_pool_size="16M", innodb_lru_scan_depth=1024)
+    srv.preload()
+    assert srv.pool.lru_len() > BUF_LRU_MIN_LEN
+    sim.spawn(srv.flusher.lru_tail(1024))
+    sim.run(until_ns=10**9)
+    assert srv.pool.lru_len() == BUF_LRU_MIN_LEN
