@@ -35,7 +35,10 @@ Since ff4921d the RAID's member disks write a destage crossing a track at the sh
 rate (a media write lost a revolution at every track switch before: half the read
 rate), the controller's cache drains faster, and native's storms at 1/64 no longer drop
 the commits hard (seed 0: no second under 744 trx/s, seed 1: 724): the repeated hard
-drop is a strict xfail on both seeds; the other tests hold."""
+drop is a strict xfail on both seeds; the other tests hold. Since de34f4a (a queued
+write-through write continuing the one being written streams on) keep_average's lower
+throughput on the slow HDDs holds but its pages written per transaction are within 5 %
+of estimate's: that explanation is a strict xfail of its own."""
 import numpy as np
 import pytest
 
@@ -167,17 +170,32 @@ def test_keep_average_does_well_on_the_ssd_not_on_a_slow_hdd():
         p95 = ssd[a][1]["sysbench.latency_pct_ms"]
         assert ka_m["sysbench.latency_pct_ms"] < 0.5 * p95, (a, p95)
 
-    slow = {a: _series(f"hdd_{a}", *SLOW_HDD)
-            for a in ("percona_keep_average", *KEEP_AVERAGE_PEERS)}
+    slow = _slow_hdd_series()
     ka = slow["percona_keep_average"]
     age = lambda s: float((s["checkpoint_age"] / s["max_modified_age_async"]).mean())
     for a in KEEP_AVERAGE_PEERS:
         s = slow[a]
         assert s["trx"].mean() < 0.9 * RATE, (a, s["trx"])             # the disks bound it
         assert ka["trx"].sum() < 0.92 * s["trx"].sum(), (a, ka["trx"].sum(), s["trx"].sum())
+        assert age(ka) < age(s), (a, age(ka), age(s))
+
+
+def _slow_hdd_series() -> dict:
+    return {a: _series(f"hdd_{a}", *SLOW_HDD) for a in ("percona_keep_average", *KEEP_AVERAGE_PEERS)}
+
+
+@pytest.mark.xfail(strict=True, reason="since de34f4a (queued write-through writes that "
+                   "continue the one being written stream on the member disks) estimate "
+                   "writes 1.58 pages per transaction on the slow HDDs, keep_average 1.60: "
+                   "within 5 %, so its extra writes no longer explain its lower throughput "
+                   "alone (seed 0)")
+def test_keep_average_writes_more_pages_per_transaction_on_the_slow_hdd():
+    slow = _slow_hdd_series()
+    ka = slow["percona_keep_average"]
+    for a in KEEP_AVERAGE_PEERS:
+        s = slow[a]
         assert _pages_per_trx(ka) > 1.05 * _pages_per_trx(s), (a, _pages_per_trx(ka),
                                                              _pages_per_trx(s))
-        assert age(ka) < age(s), (a, age(ka), age(s))
 
 
 # 1/16 of the published sizes instead of 1/64: 1 GB pool, 2 x 32 MB logs, ~720 MB of
