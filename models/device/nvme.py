@@ -56,7 +56,7 @@ from ..sim import Simulator
 from . import ssd_kernels as K
 from .base import Device
 from .request import DISCARD, FLUSH, READ, IORequest
-from .ssd import FlashGeometry, _us, check_flash, flash_state
+from .ssd import FlashGeometry, _us, check_flash, flash_state, flush_durable
 
 # GT/s per lane and encoding efficiency, by PCIe generation
 PCIE_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
@@ -256,15 +256,7 @@ class NVMe(Device):
         return ack
 
     def _flush(self, now: int) -> int:
-        t = self._core(now, self._flush_cmd)
-        if not self._plp:
-            t = max(t, self._last_durable)
-            if self._meta_dirty and self.cfg.flush_metadata_pages:
-                t = int(K.program_serial(self._i32, self._i64, self._ch_bpns, -1,
-                                         self.cfg.flush_metadata_pages, t, now))
-            self._meta_dirty = False
-        self.flush_ns_total += t - now
-        return t
+        return flush_durable(self, self._core(now, self._flush_cmd), now)
 
     def _discard(self, req: IORequest, now: int) -> int:
         t = self._core(now, self._flush_cmd)

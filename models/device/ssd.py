@@ -244,6 +244,21 @@ class SSDConfig(FlashGeometry):
             raise ValueError(f"host_MBps: must be > 0, got {self.host_MBps!r}")
 
 
+def flush_durable(dev, t: int, now: int) -> int:
+    """When a FLUSH that has done its command at ``t`` completes on a flash drive (SATA
+    ``SSD`` or ``nvme.NVMe``): with power-loss protection at once; without, once the
+    buffer is programmed and, if anything was written since the last flush, the FTL map
+    committed (``flush_metadata_pages`` programmed one after another)."""
+    if not dev._plp:
+        t = max(t, dev._last_durable)
+        if dev._meta_dirty and dev.cfg.flush_metadata_pages:
+            t = int(K.program_serial(dev._i32, dev._i64, dev._ch_bpns, -1,
+                                     dev.cfg.flush_metadata_pages, t, now))
+        dev._meta_dirty = False
+    dev.flush_ns_total += t - now
+    return t
+
+
 class SSD(Device):
     """Flash SSD (see module docstring). ``SSD(sim, name, cfg)``."""
 
@@ -374,15 +389,7 @@ class SSD(Device):
     def _flush(self, now: int) -> int:
         t = max(now, self._ctrl_free) + self._flush_cmd
         self._ctrl_free = t
-        t = max(t, self._last_done)
-        if not self._plp:
-            t = max(t, self._last_durable)
-            if self._meta_dirty and self.cfg.flush_metadata_pages:
-                t = int(K.program_serial(self._i32, self._i64, self._ch_bpns, -1,
-                                         self.cfg.flush_metadata_pages, t, now))
-            self._meta_dirty = False
-        self.flush_ns_total += t - now
-        return t
+        return flush_durable(self, max(t, self._last_done), now)
 
     def _discard(self, req: IORequest, now: int) -> int:
         t = max(now, self._ctrl_free) + self._flush_cmd
