@@ -52,9 +52,9 @@ disconnect messages themselves (they do not delay the drive at queue depth 1), b
 arbitration with other devices.
 
 Modules: ``hdd_config`` (HDDZone, HDDConfig), ``hdd_layout`` (LBA -> platter),
-``hdd_mech`` (seek, rotation, transfer, SPTF, the state vector), ``hdd_cache``
-(buffer, read-ahead, write cache, the compiled command entry points), ``hdd_state``
-(slot numbers).
+``hdd_mech`` (seek, rotation, transfer, SPTF, the state vector), ``hdd_buffer``
+(segments, the read-ahead stream), ``hdd_cache`` (reads, the compiled command entry
+points), ``hdd_write`` (writes, the write cache, FLUSH), ``hdd_state`` (slot numbers).
 """
 from __future__ import annotations
 
