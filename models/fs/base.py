@@ -34,8 +34,9 @@ filesystem hold what differs):
   wait for pages under writeback; block allocation (ext3) or reservation (delalloc);
   the copy (CPU per page); the size and mtime updates; dirty throttling.
 - Buffered ``read()``: cached pages are copied; missing pages are read in
-  physically contiguous bios, with a sequential read-ahead window that doubles up to
-  ``read_ahead_kb``.
+  physically contiguous bios, a sequential reader's by Linux's on-demand read-ahead
+  (windows growing to ``read_ahead_kb``, the next one read when the reader reaches
+  the current one's marker page: ``buffered.py``).
 - ``O_DIRECT``: dirty cached pages of the range are written and dropped first, holes
   are allocated (unwritten-extent conversion and size update at completion), and
   the bios go straight to the block layer; the caller waits for them.

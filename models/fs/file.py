@@ -26,9 +26,11 @@ must commit), ``datasync_tid`` (last one holding a size or allocation change: wh
 ``fdatasync`` must commit), ``disksize_bytes`` (the size the next commit records:
 ext3 updates it in ``write()``, ext4 when delayed allocation maps the blocks, xfs at
 I/O completion), ``size_log`` (the size each commit recorded), ``dirtied_ns`` (when
-the inode's oldest dirty page was dirtied, for ``dirty_expire_centisecs``), and the
-bounding windows of its dirty and under-writeback pages (so that syncing a big file
-with few dirty pages scans only those).
+the inode's oldest dirty page was dirtied, for ``dirty_expire_centisecs``), the
+read-ahead state (``ra_*``, see ``buffered.py``), ``writeback_index`` (where the
+flusher's next sweep of the file starts, ``writeback.py``), and the bounding windows
+of its dirty and under-writeback pages (so that syncing a big file with few dirty
+pages scans only those).
 """
 from __future__ import annotations
 
@@ -74,8 +76,19 @@ class File:
         self.datasync_tid = 0
         self.dirtied_ns = -1            # -1 = no dirty pages
         self.mtime_s = -1               # last timestamp written to the inode (granularity s)
-        self.ra_next = -1               # read-ahead: page a sequential reader asks next
-        self.ra_pages = 0
+        # read-ahead (``struct file_ra_state``; the model opens each inode once, so
+        # threads reading a file share it, as threads sharing one fd do): the current
+        # window [ra_start, ra_start + ra_size), its last ra_async_size pages read
+        # ahead of the reader, ra_prev_page (prev_pos >> PAGE_SHIFT, -1 = none) and the
+        # pages carrying PG_readahead (the flag byte has no bit left: a set)
+        self.ra_start = 0
+        self.ra_size = 0
+        self.ra_async_size = 0
+        self.ra_prev_page = -1
+        self.ra_marks: set[int] = set()
+        # range_cyclic writeback (background, kupdate) resumes here
+        # (``mapping->writeback_index``)
+        self.writeback_index = 0
 
     # -- arrays ------------------------------------------------------------------------
     def ensure(self, npages: int) -> None:

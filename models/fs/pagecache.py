@@ -9,10 +9,11 @@ Modelled (Linux mm/page-writeback.c, mm/vmscan.c):
   page; eviction in batches of 1/128 of memory, like kswapd working between its
   watermarks). Dirty and writeback pages are never evicted.
 - Dirty thresholds: above ``dirty_background_ratio`` the filesystems' flushers start
-  background writeback; above ``dirty_ratio`` (dirty + writeback) a writer is throttled
-  in ``balance_dirty_pages`` - it sleeps until writeback completions bring the count
-  back under the limit (the IO-less throttling of Linux >= 3.2, without its
-  proportional pause curve: a writer either runs free or waits).
+  background writeback (if that is not below ``dirty_ratio``, at half the dirty limit,
+  as ``global_dirty_limits`` sets it); above ``dirty_ratio`` (dirty + writeback) a
+  writer is throttled in ``balance_dirty_pages`` - it sleeps until writeback
+  completions bring the count back under the limit (the IO-less throttling of Linux
+  >= 3.2, without its proportional pause curve: a writer either runs free or waits).
 
 Deliberately not modelled: anonymous memory, the active/inactive list split and
 refaults, per-bdi dirty limits, the min_free_kbytes watermarks.
@@ -31,8 +32,14 @@ class PageCache:
         self.sim = sim
         self.cfg = cfg or PageCacheConfig()
         self.limit_pages = self.cfg.memory_pages
-        self.background_pages = self.limit_pages * self.cfg.dirty_background_ratio // 100
         self.dirty_limit_pages = max(1, self.limit_pages * self.cfg.dirty_ratio // 100)
+        self.background_pages = self.limit_pages * self.cfg.dirty_background_ratio // 100
+        if self.background_pages >= self.dirty_limit_pages:
+            # global_dirty_limits: a background threshold at or above the dirty limit
+            # is halved from the limit, so a throttled writer always has the flusher
+            # working (dirty + writeback > limit means dirty > background or
+            # writeback under way)
+            self.background_pages = self.dirty_limit_pages // 2
         self.nr_cached = 0
         self.nr_dirty = 0
         self.nr_writeback = 0
@@ -93,6 +100,8 @@ class PageCache:
             f = self.files[int(i)]
             mine = p[o == i]
             f.state[mine] &= ~np.uint8(CACHED)
+            if f.ra_marks:                  # a freed page loses its PG_readahead
+                f.ra_marks.difference_update(mine.tolist())
             f.nr_cached -= int(mine.size)
         self.nr_cached -= n
         self.evicted_pages += n
@@ -103,6 +112,7 @@ class PageCache:
         st = f.state[:f.cap]
         idx = np.flatnonzero((st & (CACHED | DIRTY | WRITEBACK)) == CACHED)
         st[idx] &= ~np.uint8(CACHED)
+        f.ra_marks.difference_update(idx.tolist())
         f.nr_cached -= int(idx.size)
         self.nr_cached -= int(idx.size)
 

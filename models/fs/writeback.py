@@ -27,7 +27,12 @@ flusher of 2.6.32+):
   (``MAX_WRITEBACK_PAGES``), oldest-dirtied inode first. It does not sleep in a full
   request queue: while the queue is congested it waits 100 ms and looks again
   (``wbc->nonblocking``, ``congestion_wait``), so a journal commit or an fsync that
-  keeps the queue full goes first.
+  keeps the queue full goes first. Its sweeps of a file are ``range_cyclic``: each
+  resumes at the file's ``writeback_index`` (where the previous one stopped) and
+  wraps round to page 0, so a file rewritten in a loop is written behind the writer,
+  not always from its start. ``write_range`` (fsync, ``sync_file_range``) writes its
+  range in file order and leaves ``writeback_index`` alone (Linux also moves it after
+  a write of the whole file, ``range_whole``: not modelled).
 
 Deliberately not modelled: ``nr_to_write`` budgets across superblocks, the
 ``wb_writeback`` livelock-avoidance tagging (``PAGECACHE_TAG_TOWRITE``), per-bio
@@ -265,24 +270,36 @@ class Writeback:
             yield from fs.policy.flusher_metadata(fs)
 
     def _write_chunks(self, f, limit: int | None):
-        """One sweep over ``f`` in file order (``write_cache_pages``): write its dirty
-        pages (not under writeback) in chunks of ``MAX_WRITEBACK_PAGES``, ``limit`` pages
-        at most. Pages dirtied behind the sweep while it sleeps wait for the next one.
-        Background writeback is non-blocking: while the queue is congested it waits
-        ``CONGESTION_WAIT_NS`` (``congestion_wait``) instead of queueing more."""
-        wrote = False
-        cursor = 0
+        """One ``range_cyclic`` sweep over ``f`` (``write_cache_pages``): from its
+        ``writeback_index`` to the end of the file, then wrapping round from page 0 up to
+        where it started, write its dirty pages (not under writeback) in file order, in
+        chunks of ``MAX_WRITEBACK_PAGES``, ``limit`` pages at most (the sweep may wrap
+        within them). ``writeback_index`` is left after the last page written, so the
+        next sweep resumes there. Pages dirtied behind the sweep while it sleeps wait
+        for the next one. Background writeback is non-blocking: while the queue is
+        congested it waits ``CONGESTION_WAIT_NS`` (``congestion_wait``) instead of
+        queueing more."""
+        wrote = cycled = False
+        first = cursor = f.writeback_index
+        end = f.cap
+        budget = MAX_WRITEBACK_PAGES if limit is None else limit
         while True:
             while self.queue.congested():
                 self.congestion_waits += 1
                 yield CONGESTION_WAIT_NS
-            dirty = f.pages_with(DIRTY, cursor, f.cap)
+            dirty = f.pages_with(DIRTY, cursor, end)
             dirty = dirty[(f.state[dirty] & WRITEBACK) == 0]
             if dirty.size == 0:
-                return wrote
-            chunk = dirty[:MAX_WRITEBACK_PAGES]
+                if first == 0 or cycled:
+                    return wrote
+                cursor, end, cycled = 0, first, True    # wrap round
+                continue
+            chunk = dirty[:budget]
             cursor = int(chunk[-1]) + 1
+            f.writeback_index = cursor
             yield from self.write_pages(f, chunk, False)
             wrote = True
             if limit is not None:
-                return wrote
+                budget -= int(chunk.size)
+                if budget <= 0:
+                    return wrote

@@ -123,9 +123,14 @@ def test_lru_evicts_oldest_clean_pages_first():
     assert fs.cache.nr_cached <= fs.cache.limit_pages
     cached = (f.state & 1) != 0
     assert cached[0], "recently used page 0 stays"
-    assert fs.cache.evicted_pages == 80                  # 320 read, 256 fit, +16 batch
-    assert not cached[1:128].all() and cached[512:704].all()
-    assert int(cached[1:128].sum()) == 127 - 80
+    # 384 read: each call's 128 / 192 pages and the 32-page read-ahead window past them
+    # (the second call only touches page 0); 256 fit, +16 batch
+    assert fs.writeback.pages_read == 160 + 224
+    assert fs.cache.evicted_pages == 384 - 256 + 16
+    # oldest first: pages 1..127 (read by the first call), then 17 of 128..159 (its
+    # read-ahead, cached when its bio completed, after that call had returned)
+    assert not cached[1:128].any() and cached[512:704].all()
+    assert int(cached[128:160].sum()) == 32 - (144 - 127)
 
 
 def test_pwrites_is_the_same_as_pwrite_calls_one_after_another():
