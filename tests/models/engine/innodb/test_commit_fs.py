@@ -92,12 +92,14 @@ def test_plugin_shares_fsyncs_on_the_cached_device():
 
 def test_without_cache_fsync_is_rotation_bound():
     """Each log write rewrites the block that has just passed under the head: about one
-    revolution (4 ms at 15,000 RPM) per write. The disk's 250 writes a second go to the
-    redo fsyncs (two per transaction) but for the few of t1.ibd's growth (the new
-    table's file extended page by page: zeros, an fsync, its journal commit)."""
+    revolution (4 ms at 15,000 RPM) per write, 250 redo fsyncs a second (two per
+    transaction). The disk's other writes - t1.ibd's growth (the new table's file
+    extended page by page: zeros, an fsync, its journal commit) - are few, and those
+    queued behind a write they continue stream on without a revolution of their own
+    (``combine_seq_writes``; before it the disk did exactly 250 writes a second)."""
     b = run(disk_15k, 5, 100, commit_protocol="mysql51_builtin")
-    assert b["iostat"]["w_s"] == pytest.approx(250, rel=0.03)
-    assert 0.9 * 250 < b["fsyncs_redo_s"] < b["iostat"]["w_s"]
+    assert b["fsyncs_redo_s"] == pytest.approx(250, rel=0.05)
+    assert b["fsyncs_redo_s"] < b["iostat"]["w_s"] < 1.1 * 250
     assert b["tps"] == pytest.approx(b["fsyncs_redo_s"] / 2, rel=0.01)
     p = run(disk_15k, 30, 600, commit_protocol="innodb_plugin_104")
     assert p["tps"] / b["tps"] > 8
@@ -122,5 +124,7 @@ def test_o_dsync_log_writes_are_rotation_bound_like_fsync_without_cache():
         assert d["fsyncs_redo"] == 0
         assert d["tps"] == pytest.approx(o["tps"], rel=0.05)
         # two log writes per transaction, each a revolution, plus t1.ibd's growth
-        assert d["iostat"]["w_s"] == pytest.approx(250, rel=0.03)
+        # (which streams behind a write it continues: above)
+        assert 2 * d["tps"] == pytest.approx(250, rel=0.05)
+        assert d["iostat"]["w_s"] == pytest.approx(o["iostat"]["w_s"], rel=0.03)
         assert 2 * d["tps"] > 0.9 * d["iostat"]["w_s"]
