@@ -120,15 +120,15 @@ def write_cacheable(S, n, fua):
 
 
 @numba.njit(cache=True)
-def append_data(S, a, n, t_arrived):
-    """An appending write's data (``appends``): the controller takes commands in one at
-    a time, this one's overhead and data once it arrived and the one before was in.
-    Returns (when its first sector may go to the platter - a link slower than the media
-    delays it so that the last is in before its turn -, when all of it is in)."""
+def write_data(S, a, n, t_start):
+    """A write-through command the controller starts on at ``t_start``: its overhead,
+    data preparation and data over the link. Returns (when its first sector may go to
+    the platter - a link slower than the media delays it so that the last is in before
+    its turn -, when all of it is in)."""
     ext = int(S[O_EXT])
     busw = S[ext + X_BUSW]
     spt = locate(S, a)[3]
-    t = max(t_arrived, S[W_CTL]) + S[P_OVH_WM] + S[ext + X_OVH_PREP]
+    t = t_start + S[P_OVH_WM] + S[ext + X_OVH_PREP]
     return t + busw + (n - 1.0) * max(busw - S[P_REV] / spt, 0.0), t + n * busw
 
 
@@ -142,16 +142,19 @@ def serve_write(S, a, n, fua, now, t_arrived):
     sectors follow on from the instant the other ended, once its data is in."""
     ext = int(S[O_EXT])
     busw = S[ext + X_BUSW]
-    if not write_cacheable(S, n, fua) and appends(S, a, t_arrived):
+    cacheable = write_cacheable(S, n, fua)
+    if not cacheable and appends(S, a, t_arrived):
+        # the controller takes commands in one at a time: this one once it arrived and
+        # the one before was in
         c0, h0 = S[H_CYL], S[H_HEAD]
         seg_write(S, a, a + n)
-        data, taken_in = append_data(S, a, n, t_arrived)
+        data, taken_in = write_data(S, a, n, max(t_arrived, S[W_CTL]))
         S[W_CTL] = taken_in
         ts, tf, te, c, h = xfer(S, a, n, c0, h0, S[H_TFREE], False, data)
         return media_written(S, a, n, te, c, h)
     t_free, c0, h0 = stream_stop(S, now)     # a write stops read-ahead on arrival
     seg_write(S, a, a + n)
-    if write_cacheable(S, n, fua):
+    if cacheable:
         t = now + S[P_OVH_WH] + S[ext + X_OVH_PREP] + n * busw
         while S[D_N] > 0.0 and (S[D_SECT] + n > S[P_WCMAX] or S[D_N] >= S[P_DCAP]):
             t = destage_one(S, t)
@@ -167,20 +170,16 @@ def serve_write(S, a, n, fua, now, t_arrived):
             S[D_N] = dn + 1
         S[D_SECT] += n
         return t + S[ext + X_OVH_WCOMP], 1
-    t = now + S[P_OVH_WM]
-    t_free = max(t_free, t)
-    S[W_CTL] = t + S[ext + X_OVH_PREP] + n * busw
-    c, h, s, spt, ang = locate(S, a)
-    # the first sector may go once it is in; a link slower than the media delays the
-    # start so that the last sector is in before its turn
-    data = t + S[ext + X_OVH_PREP] + busw + (n - 1.0) * max(busw - S[P_REV] / spt, 0.0)
+    t_free = max(t_free, now + S[P_OVH_WM])
+    # the first sector may go once it is in
+    data, taken_in = write_data(S, a, n, now)
+    S[W_CTL] = taken_in
     t_min = t_free + S[ext + X_MINSEEK]
     ts, tf, te, c, h = xfer(S, a, n, c0, h0, t_free, True, max(data, t_min))
     if S[ext + X_ZERO_LAT_W] > 0.0:
         # zero-latency write only when every sector is in the buffer as the head lands
         c1, h1, s1, spt1, ang1 = locate(S, a)
-        if t + S[ext + X_OVH_PREP] + n * busw <= max(arrive(S, c0, h0, t_free, c1, h1, True),
-                                                     t_min):
+        if taken_in <= max(arrive(S, c0, h0, t_free, c1, h1, True), t_min):
             te = zero_latency(S, a, n, c0, h0, t_free, ts, te, True, t_min)[0]
     return media_written(S, a, n, te, c, h)
 
