@@ -13,9 +13,12 @@ is the ``fio_jobs`` workload (``pipeline.fio_jobs``). fio's names and units (fio
 HOWTO):
 
 - ``runtime`` / ``ramp_time`` (seconds unless suffixed: us, ms, s, m, h, d):
-  ``runtime_s`` = ramp_time + runtime (fio's ramp is lead-in time on top of the
-  runtime), ``ramp_time_s`` = ramp_time. ``thinktime`` (microseconds unless
-  suffixed) -> ``thinktime_us``.
+  ``runtime_s`` = runtime, ``ramp_time_s`` = ramp_time (fio's ramp is lead-in time on
+  top of the runtime: the job runs both, ``models.workload.fio``). ``thinktime``
+  (microseconds unless suffixed) -> ``thinktime_us``.
+- ``rw=`` (or ``readwrite=``) takes fio's values, the value ``rw`` being ``readwrite``
+  (options.c); the trim modes (``trim``, ``randtrim``, ``trimwrite``,
+  ``randtrimwrite``) are refused as not modelled.
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
@@ -113,7 +116,7 @@ UNSUPPORTED: dict[str, str] = {
     "io_size": "give size= (or number_ios=)",
 }
 # FioConfig fields a fio option of another name sets (besides the targets in OPTIONS)
-_SET_BY = {"runtime_s": ("runtime", "ramp_time"), "ramp_time_s": ("ramp_time",),
+_SET_BY = {"runtime_s": ("runtime",), "ramp_time_s": ("ramp_time",),
            "rwmixread": ("rwmixwrite",), "direct": ("buffered",)}
 # fio's own defaults, where a job file differs from FioConfig's
 FIO_DEFAULTS = {"rw": "read", "bs": "4k", "iodepth": 1, "ioengine": "psync", "size": "100%",
@@ -298,7 +301,8 @@ def translate(options: dict, jobfile: JobFile | None = None, from_file: frozense
         else:
             out[target] = v
     if runtime is not None or ramp is not None:
-        out["runtime_s"] = (runtime or 0.0) + (ramp or 0.0)
+        if runtime is not None:        # fio's ramp is on top of the runtime: not in it
+            out["runtime_s"] = runtime
         out["ramp_time_s"] = ramp or 0.0
     return out
 

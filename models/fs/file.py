@@ -20,6 +20,12 @@ object per page):
 - ``otid``: ext3 ``data=ordered``: the transaction whose ordered-data list the page's
   buffer is filed on (0 = none; see ``ext3.py``).
 
+The arrays cost ``STATE_BYTES_PER_PAGE`` (33) bytes a page, for every page of the file
+whether a run touches it or not: a 1 TiB file is 9 GB of them. ``MAX_PAGES`` (2**25:
+128 GiB of files, ~1.1 GB of arrays) bounds the files a workload lays out: one asked
+for more refuses it as a config error naming its size key, rather than run out of
+memory here (``models.workload.fio_buffered``).
+
 Inode-level metadata: ``size_bytes`` (i_size in memory), ``sync_tid`` (last
 transaction holding any change of the inode, timestamps included: what ``fsync``
 must commit), ``datasync_tid`` (last one holding a size or allocation change: what
@@ -45,6 +51,13 @@ HASDATA = 32
 LOCKED = 64      # a read of the page is in flight
 INTENT = 128     # zfs: written since the last intent-log (ZIL) record of the page
 
+# the per-page arrays: name, dtype, the value of a page not yet touched
+ARRAYS = (("state", np.uint8, 0), ("block", np.int64, -1), ("lru", np.int64, 0),
+          ("wb", np.int32, 0), ("wepoch", np.int32, 0), ("meta_tid", np.int32, 0),
+          ("otid", np.int32, 0))
+STATE_BYTES_PER_PAGE = sum(np.dtype(dtype).itemsize for _, dtype, _ in ARRAYS)
+MAX_PAGES = 2**25    # of the files a workload lays out: ~1.1 GB of per-page arrays
+
 
 class File:
     """One inode of a ``Filesystem``. Created by ``Filesystem.create``."""
@@ -58,7 +71,7 @@ class File:
         self.size_log: list[tuple[int, int]] = [(0, 0)]   # (tid, size) per commit
         self.zil_sizes: list[tuple[int, int]] = []        # zfs: (epoch, size) per ZIL commit
         self.cap = 0
-        self.state = np.zeros(0, np.uint8)
+        self.state = np.zeros(0, np.uint8)      # the arrays of ARRAYS, grown by ensure
         self.block = np.zeros(0, np.int64)
         self.lru = np.zeros(0, np.int64)
         self.wb = np.zeros(0, np.int32)
@@ -96,8 +109,7 @@ class File:
         if npages <= self.cap:
             return
         cap = max(npages, self.cap * 2, 64)
-        for attr, fill in (("state", 0), ("block", -1), ("lru", 0), ("wb", 0),
-                           ("wepoch", 0), ("meta_tid", 0), ("otid", 0)):
+        for attr, _dtype, fill in ARRAYS:
             old = getattr(self, attr)
             new = np.full(cap, fill, old.dtype)
             new[:self.cap] = old

@@ -1,18 +1,19 @@
 """A fio-like job: characterise any simulated device the way one characterises a real one.
 
 Modelled (fio option names; fio's HOWTO for their meaning): ``rw`` = read | write |
-randread | randwrite | randrw | readwrite (``rwmixread`` % reads for the mixed ones),
+randread | randwrite | randrw | readwrite, or ``rw`` (fio's alias of readwrite;
+``rwmixread`` % reads for the mixed ones; fio's trim modes are refused as not modelled),
 ``bs``, ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
 ``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
 or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
 ``iodepth`` in flight) | sync | psync (one synchronous I/O at a time: iodepth 1),
 ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
 block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
-before refilling), ``runtime_s`` (the whole job, ramp included) and ``ramp_time_s``
-(statistics start after the ramp), ``time_based`` (false: each job stops once it
-has done ``size`` bytes, as fio does without ``time_based``; true, the default
-here: it loops over its region until ``runtime_s``), ``number_ios`` (stop after that
-many I/Os per job).
+before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runtime_s``
+(counted from the ramp's end, as fio's: a job runs ramp + runtime), ``time_based``
+(false: each job stops once it has done ``size`` bytes, as fio does without it; true,
+the default here: it loops over its region until its runtime is over), ``number_ios``
+(stop after that many I/Os per job).
 
 Also modelled, as fio documents them:
 
@@ -53,7 +54,10 @@ from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
 from .fio_random import BlockSampler, parse_distribution
 from .fio_stats import FioGroup
 
-RW_MODES = ("read", "write", "randread", "randwrite", "randrw", "readwrite")
+# fio's rw= values (options.c, "rw"): the spelling -> the mode run; the trim ones are not
+RW_MODES = {**{m: m for m in ("read", "write", "randread", "randwrite", "randrw", "readwrite")},
+            "rw": "readwrite"}
+RW_NOT_MODELLED = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 IOENGINES = ("libaio", "io_uring", "psync", "sync")
 SYNC_ENGINES = ("psync", "sync")     # one I/O at a time: iodepth is 1
 
@@ -87,6 +91,9 @@ class FioConfig:
     fdatasync: int = 0
 
     def __post_init__(self) -> None:
+        if self.rw in RW_NOT_MODELLED:
+            raise ValueError(f"rw: {self.rw!r} is a fio mode that is not modelled here (no trims "
+                             f"are issued); modelled: {', '.join(RW_MODES)}")
         if self.rw not in RW_MODES:
             raise ValueError(f"rw: must be one of {', '.join(RW_MODES)}, got {self.rw!r}")
         if self.ioengine not in IOENGINES:
@@ -113,10 +120,8 @@ class FioConfig:
         if not 0 <= self.rwmixread <= 100:
             raise ValueError(f"rwmixread: must be in 0..100, got {self.rwmixread}")
         above(self, 0, "runtime_s")
-        at_most(self, MAX_SECONDS, "runtime_s")
-        if not 0 <= self.ramp_time_s < self.runtime_s:
-            raise ValueError(f"ramp_time_s: must be in [0, runtime_s), got {self.ramp_time_s}")
-        at_least(self, 0, "number_ios", "thinktime_us", "fsync", "fdatasync")
+        at_most(self, MAX_SECONDS, "runtime_s", "ramp_time_s")
+        at_least(self, 0, "ramp_time_s", "number_ios", "thinktime_us", "fsync", "fdatasync")
         rate_ns_per_io(self)
         min_bytes_per_s(self)
         at_least(self, 1, "rate_cycle_ms")
@@ -125,6 +130,11 @@ class FioConfig:
         parse_distribution(self.random_distribution)
         if self.fsync and self.fdatasync:
             raise ValueError("fdatasync: set fsync or fdatasync, not both")
+
+    @property
+    def mode(self) -> str:
+        """``rw`` as run: fio's alias ``rw`` is ``readwrite``."""
+        return RW_MODES[self.rw]
 
     @property
     def sync_every(self) -> int:
@@ -189,9 +199,9 @@ class _Job:
         self.bs = cfg.bs_bytes
         self.region_start = fio.offset_bytes + index * fio.size_bytes
         self.n_blocks = fio.size_bytes // self.bs
-        self.random = cfg.rw.startswith("rand")
-        self.mixed = cfg.rw in ("randrw", "readwrite")
-        self.fixed_op = WRITE if cfg.rw in ("write", "randwrite") else READ
+        self.random = cfg.mode.startswith("rand")
+        self.mixed = cfg.mode in ("randrw", "readwrite")
+        self.fixed_op = WRITE if cfg.mode in ("write", "randwrite") else READ
         self.next_block = 0
         sync_engine = cfg.ioengine in SYNC_ENGINES
         self.iodepth = 1 if sync_engine else cfg.iodepth
@@ -363,8 +373,9 @@ class FioJob(FioGroup):
         self.bytes_done = {READ: 0, WRITE: 0}
         self.stopping = False
         self.running = 0
-        self.measure_from_ns = int(cfg.ramp_time_s * 1e9)
-        self.end_ns = int(cfg.runtime_s * 1e9)
+        self.ramp_ns = int(cfg.ramp_time_s * 1e9)
+        self.runtime_ns = int(cfg.runtime_s * 1e9)      # measured, after the ramp
+        self.measure_from_ns = self.ramp_ns
         seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs) if hasattr(rng.bit_generator, "seed_seq") else None
         job_cls = _Job if cfg.plain else _PacedJob
         self.jobs = [job_cls(self, j, np.random.default_rng(seeds[j]) if seeds else rng)
@@ -377,10 +388,11 @@ class FioJob(FioGroup):
     def start(self) -> None:
         self.running = len(self.jobs)
         self.started_ns = self.sim.now_ns
-        self.measure_from_ns = self.started_ns + int(self.cfg.ramp_time_s * 1e9)
+        self.measure_from_ns = self.started_ns + self.ramp_ns
         self._iostat_from = self.queue.snapshot()
         self.sim.at(self.measure_from_ns, self._begin_measure)
-        self.sim.at(self.started_ns + self.end_ns, self._stop)
+        # fio: runtime counts from the ramp's end (reset_all_stats resets td->epoch)
+        self.sim.at(self.measure_from_ns + self.runtime_ns, self._stop)
         for job in self.jobs:
             job.refill()
 

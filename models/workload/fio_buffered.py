@@ -21,7 +21,11 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
   ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
   ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs``,
-  ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1``.
+  ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1`` (the
+  job runs ramp + runtime and measures the runtime).
+- Size: the files of all jobs together hold at most ``models.fs.file.MAX_PAGES`` pages
+  (128 GiB): the page cache keeps state for every page of a file, so a bigger ``size``
+  is refused as a config error (``direct=1`` jobs have no such bound).
 - Latency (``clat``) is the time of the system call, as fio's sync engines measure it.
 
 Every engine runs the job one system call at a time (``iodepth`` 1): with buffered I/O
@@ -35,7 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..device.request import READ, WRITE
-from ..fs import Filesystem
+from ..fs import PAGE_BYTES, Filesystem
+from ..fs.file import MAX_PAGES, STATE_BYTES_PER_PAGE
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
@@ -51,9 +56,9 @@ class _Draws:
 
     def __init__(self, cfg, n_blocks: int, rng: np.random.Generator) -> None:
         self.cfg, self.n, self.rng = cfg, n_blocks, rng
-        self.random = cfg.rw.startswith("rand")
-        self.mixed = cfg.rw in ("randrw", "readwrite")
-        self.fixed = WRITE if cfg.rw in ("write", "randwrite") else READ
+        self.random = cfg.mode.startswith("rand")
+        self.mixed = cfg.mode in ("randrw", "readwrite")
+        self.fixed = WRITE if cfg.mode in ("write", "randwrite") else READ
         dist = parse_distribution(cfg.random_distribution)
         self.sampler = BlockSampler(dist, n_blocks, rng) if dist.kind != "random" else None
         self.seq = 0
@@ -92,6 +97,13 @@ class FioBufferedJob(FioGroup):
             raise ValueError(f"size: numjobs x (offset + size) ({cfg.numjobs * file_bytes} "
                              f"bytes) exceeds the filesystem's device {fs.queue.device.name!r} "
                              f"({capacity} bytes)")
+        pages = cfg.numjobs * -(-file_bytes // PAGE_BYTES)
+        if pages > MAX_PAGES:
+            raise ValueError(f"size: numjobs x (offset + size) ({cfg.numjobs * file_bytes} bytes) "
+                             f"is {pages} pages of page-cache state "
+                             f"({pages * STATE_BYTES_PER_PAGE / 2**30:.1f} GiB); the model holds "
+                             f"at most {MAX_PAGES} pages ({MAX_PAGES * PAGE_BYTES >> 30} GiB of "
+                             f"files): give a smaller size, or direct=1")
         self.sim, self.cfg, self.fs, self.queue = sim, cfg, fs, fs.queue
         self.files = [fs.create(f"{jobname}.{j}.0", file_bytes, "zero_fill")
                       for j in range(cfg.numjobs)]
@@ -118,7 +130,8 @@ class FioBufferedJob(FioGroup):
         self.measure_from_ns = self.started_ns + int(cfg.ramp_time_s * 1e9)
         self._iostat_from = self.queue.snapshot()
         self.sim.at(self.measure_from_ns, self._begin_measure)
-        self.sim.at(self.started_ns + int(cfg.runtime_s * 1e9), self._stop)
+        # fio: runtime counts from the ramp's end (reset_all_stats resets td->epoch)
+        self.sim.at(self.measure_from_ns + int(cfg.runtime_s * 1e9), self._stop)
         self.running = cfg.numjobs
         for j, f in enumerate(self.files):
             self.sim.spawn(self._job(j, f, _Draws(cfg, self.n_blocks, self.rngs[j])),

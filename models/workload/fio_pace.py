@@ -13,7 +13,8 @@
   caps are accepted and unused (no trims are issued). Not modelled: fio's quiesce of
   the I/Os in flight before it sleeps for the rate, ``rate_process=poisson``;
 - minimum rate: ``rate_min`` (bytes a second) / ``rate_iops_min``, ``r[,w]`` as the
-  caps: after a 2 s settle and the ramp, every ``rate_cycle`` ms (fio's default 1000)
+  caps: from 2 s after the ramp's end (fio's settle counts from ``td->start``, which
+  ``reset_all_stats`` resets when the ramp ends), every ``rate_cycle`` ms (fio's default 1000)
   of a direction that did I/O, the rate completed since the last check must reach
   the minimum, else the job ends with fio's error EIO (``__check_min_rate`` in
   backend.c: checked as I/Os complete, ``rate_min`` over ``rate_iops_min``);
@@ -67,8 +68,8 @@ class RateCap:
 
     def __init__(self, cfg, t0_ns: int) -> None:
         self.ns = dict(zip((READ, WRITE), rate_ns_per_io(cfg)))
-        mixed = cfg.rw in ("randrw", "readwrite")
-        fixed = WRITE if cfg.rw in ("write", "randwrite") else READ
+        mixed = cfg.mode in ("randrw", "readwrite")
+        fixed = WRITE if cfg.mode in ("write", "randwrite") else READ
         share = {READ: cfg.rwmixread, WRITE: 100 - cfg.rwmixread}
         self.dirs = tuple(op for op in (READ, WRITE) if share[op]) if mixed else (fixed,)
         self.mixed = mixed
@@ -125,7 +126,7 @@ class MinRate:
     def __init__(self, cfg, t0_ns: int) -> None:
         self.min = dict(zip((READ, WRITE), min_bytes_per_s(cfg)))
         self.cycle_ns = int(cfg.rate_cycle_ms * 1e6)
-        self.from_ns = t0_ns + max(_SETTLE_NS, int(cfg.ramp_time_s * 1e9))
+        self.from_ns = t0_ns + int(cfg.ramp_time_s * 1e9) + _SETTLE_NS   # settle after the ramp
         self.done = {READ: 0, WRITE: 0}
         self.last: dict = {}           # op -> (ns, bytes done) at the last check
 

@@ -50,8 +50,9 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     row, run = run_job_file(tmp_path, capfd, JOB)
     job, out = tmp_path / "rr.fio", tmp_path / "out"
     assert (row["workload.rw"], row["workload.bs"], row["workload.iodepth"]) == ("randread", "4k", 4)
-    # fio's ramp is lead-in time on top of the runtime
-    assert row["workload.runtime_s"] == pytest.approx(0.2) and row["workload.ramp_time_s"] == 0.05
+    # fio's ramp is lead-in time on top of the runtime: runtime_s is the runtime alone now
+    # (the model runs ramp + runtime), no longer ramp + runtime
+    assert row["workload.runtime_s"] == pytest.approx(0.15) and row["workload.ramp_time_s"] == 0.05
     assert row["workload.filename"] == "sda" and len(row["workload.jobfile_sha256"]) == 64
 
     doc = json.loads((run / "_details" / "fio.json").read_text())
@@ -91,7 +92,8 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     # a bad value the workload's config refuses names the file, the line and the option
     (("bs=4k", "bs=16q"), r"rr\.fio line 12: bs: expected a size such as 4k or 1g, got '16q'$"),
     (("bs=4k", "blocksize=16q"), r"rr\.fio line 12: blocksize: expected a size .* got '16q'$"),
-    (("rw=randread", "rw=randtrim"), r"rr\.fio line 11: rw: must be one of read, .* got 'randtrim'$"),
+    # a trim mode is fio's own value: refused as not modelled now, not as unknown
+    (("rw=randread", "rw=randtrim"), r"rr\.fio line 11: rw: 'randtrim' is a fio mode that is not modelled here"),
     (("rw=randread", "rw=randread\nrandom_distribution=zipf:0"),
      r"rr\.fio line 12: random_distribution: zipf theta must be > 0"),
     (("rw=randread", "rw=randrw\nrwmixread=150"), r"rr\.fio line 12: rwmixread: must be in 0\.\.100, got 150$"),
@@ -120,7 +122,8 @@ def test_fio_names_in_the_workload_section_and_read_iolog_replays_a_trace(tmp_pa
     e = expand({"type": "fio", "runtime": "2s", "ramp_time": 500, "thinktime": "2ms",
                 "readwrite": "randwrite", "buffered": 0, "rwmixwrite": 30,
                 "ioengine": "io_uring"})
-    assert e == {"type": "fio", "runtime_s": 502.0, "ramp_time_s": 500.0,
+    # runtime_s is fio's runtime alone now (the model adds the ramp), no longer 500 + 2
+    assert e == {"type": "fio", "runtime_s": 2.0, "ramp_time_s": 500.0,
                  "thinktime_us": 2000.0, "rw": "randwrite", "direct": True,
                  "rwmixread": 70, "ioengine": "io_uring"}
     with pytest.raises(ConfigError, match="runtime"):
@@ -137,7 +140,8 @@ def test_the_example_job_file_of_the_readme(compose):
     spec = validate(compose("workload=fio", "workload.jobfile=data/fio/oltp_reads.fio"))
     c = spec.workload.config
     assert (c.rw, c.bs, c.iodepth, c.random_distribution) == ("randread", "16k", 8, "zipf:1.2")
-    assert (c.runtime_s, c.ramp_time_s, c.thinktime_us, c.time_based) == (2.5, 0.5, 200.0, True)
+    # runtime=2s ramp_time=500ms: runtime_s is the runtime alone now (it was 2.5, ramp included)
+    assert (c.runtime_s, c.ramp_time_s, c.thinktime_us, c.time_based) == (2.0, 0.5, 200.0, True)
     assert spec.workload.extras["filename"] == "sda"
 
 
@@ -203,7 +207,8 @@ def test_several_jobs_a_global_applies_below_it_and_stonewall_new_group_set_grou
      r"x\.fio: jobs on several devices \(sda, sdb\)"),
     ("[global]\ndirect=1\n[a]\n[b]\nbs=3\n", r"x\.fio line 5 \[b\]: bs: must be a positive multiple"),
     ("[global]\ndirect=1\nbs=16q\n[a]\n[b]\n", r"x\.fio line 3 \[a\]: bs: expected a size"),
-    ("[global]\ndirect=1\n[a]\nrw=randtrim\n[b]\n", r"x\.fio line 4 \[a\]: rw: must be one of"),
+    # a trim mode is refused as not modelled now, not as unknown
+    ("[global]\ndirect=1\n[a]\nrw=randtrim\n[b]\n", r"x\.fio line 4 \[a\]: rw: 'randtrim' is a fio mode that is not"),
 ])
 def test_several_jobs_mistakes_name_the_file_and_job(tmp_path, text, msg):
     job = tmp_path / "x.fio"

@@ -21,7 +21,7 @@ from pipeline.naming import swept_keys
 from pipeline.run import main
 
 SWEEPS = {
-    "aio_batch": ["workload.runtime_s=0.1", "workload.ramp_time_s=0.02"],
+    "aio_batch": ["workload.runtime_s=0.08", "workload.ramp_time_s=0.02"],
     "group_commit": ["run.scale=0.0005"],
 }
 HEADLINE = {
