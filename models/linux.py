@@ -27,6 +27,11 @@ What changes per release (the README's "Kernel versions" table is this, in prose
 - **O_SYNC** (``fs.osync_is_dsync: null``): proper O_SYNC from 2.6.33; before, the
   filesystem's own default (ext3 as O_DSYNC) is kept, so ext4 / xfs on a 2.6.18 kernel
   (an anachronism some experiments use) behave as they always did here.
+- **deadline's batches** (``block.deadline_contiguous_batches: null``): up to 2.6.27 a
+  batch ends at the first request that does not continue the last one, and a sweep
+  that lost its place restarts at the lowest sector; from 2.6.28 (commits 6f5d8aa6,
+  63de428b) a batch is ``fifo_batch`` requests in sector order and a new one starts at
+  the oldest request (``models/block/deadline.py``).
 - **Congestion**: a blk-mq queue is never congested (only the legacy request
   allocator set the flag), so the flusher does not back off from it
   (``models/block/mq/queue.py``).
@@ -86,6 +91,10 @@ class KernelConfig:
         if (nvme and self.nvme_needs_blk_mq()) or self.release >= (4, 19):
             return "none" if multi_queue else "mq-deadline"
         return "cfq"
+
+    def deadline_contiguous_batches(self) -> bool:
+        """deadline's batches end at a non-contiguous request (before 2.6.28)."""
+        return self.release < (2, 6, 28)
 
     def check_scheduler(self, scheduler: str, nvme: bool) -> str | None:
         """Why ``scheduler`` cannot be used on this release (None: it can)."""

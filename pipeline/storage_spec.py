@@ -71,6 +71,8 @@ def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict
             key = (f"device.{d.name}.queue.scheduler" if over and over.get("scheduler")
                    else "block.scheduler")
             raise ConfigError(key, why)
+    if sched == "deadline" and merged.get("deadline_contiguous_batches") is None:
+        merged["deadline_contiguous_batches"] = kernel.deadline_contiguous_batches()
     if sched in LEGACY_SCHEDULERS and merged.get("nr_requests") is None:
         merged["nr_requests"] = LEGACY_NR_REQUESTS
     return merged

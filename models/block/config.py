@@ -28,6 +28,13 @@ class BlockConfig:
     deadline (``queue/iosched/``): ``read_expire_ms``, ``write_expire_ms``,
     ``fifo_batch``, ``writes_starved``, ``front_merges``.
     mq-deadline reads the same five (its sysfs names and defaults are deadline's).
+    ``deadline_contiguous_batches`` (no sysfs name: the kernel's code): deadline's batch
+    ends at the first request that does not start where the last one ended, and a
+    sweep that lost its place restarts at the lowest sector - Linux up to 2.6.27;
+    from 2.6.28 a batch is ``fifo_batch`` requests in sector order and a new one starts
+    at the oldest request (``models/block/deadline.py``). ``None``: the kernel's
+    (``models/linux.py``), and 2.6.18's where no kernel is given. mq-deadline is
+    always the newer one.
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``.
     kyber: ``read_lat_nsec``, ``write_lat_nsec`` (target latencies, 2 ms / 10 ms).
@@ -46,6 +53,7 @@ class BlockConfig:
     fifo_batch: int = 16
     writes_starved: int = 2
     front_merges: bool = True
+    deadline_contiguous_batches: bool | None = None
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0
@@ -54,6 +62,11 @@ class BlockConfig:
     slice_idle_ms: float = 8.0
     timeout_sync_ms: float = 125.0
     max_budget_sectors: int = 16384
+
+    @property
+    def contiguous_batches(self) -> bool:
+        """deadline's batches of Linux before 2.6.28 (``deadline_contiguous_batches``)."""
+        return self.deadline_contiguous_batches is not False
 
     def __post_init__(self) -> None:
         if self.scheduler is not None and self.scheduler not in SCHEDULERS:

@@ -2,9 +2,9 @@
 
 Each request gets one integer sort key, ``offset_bytes << SEQ_BITS | seq``
 (``IORequest.sort_key``): sector order, ties by arrival (``seq`` counts this queue's
-insertions and is unique, so the order is total). The key is fixed when the request
-is queued; a front merge that lowers the request's offset does not move it (as
-before the merge, it is dispatched where it was queued).
+insertions and is unique, so the order is total). The key is set when the request
+is queued; an elevator whose tree is keyed on the start sector (deadline) moves a
+request that a front merge extended downwards with ``rekey``.
 
 The keys live in a ``sortedcontainers.SortedList`` (plain ints compare in C; a
 dict maps a key to its request) - short sorted lists under an index of their
@@ -22,6 +22,7 @@ from sortedcontainers import SortedList
 from ..device.request import IORequest
 
 SEQ_BITS = 40          # 1.1e12 insertions per queue before keys could tie
+SEQ_MASK = (1 << SEQ_BITS) - 1
 # sublist length of the SortedList: shorter than sortedcontainers' default (1000,
 # suited to lists of millions) keeps each sublist's insert/delete memmove small
 LOAD = 200
@@ -54,6 +55,16 @@ class SortedQueue:
         del self.by_key[key]
         del self.fifo[req]
         return key
+
+    def rekey(self, req: IORequest) -> None:
+        """``req``'s start moved (a front merge): move it in sector order, keeping its
+        arrival number for ties."""
+        old = req.sort_key
+        self.keys.remove(old)
+        del self.by_key[old]
+        req.sort_key = key = req.offset_bytes << SEQ_BITS | (old & SEQ_MASK)
+        self.keys.add(key)
+        self.by_key[key] = req
 
     def oldest(self) -> IORequest | None:
         for req in self.fifo:

@@ -50,6 +50,15 @@ def test_the_release_decides_the_fs_keys_left_null_and_explicit_ones_win(compose
     assert p["device.sda.queue.scheduler"] == "deadline"
 
 
+def test_the_release_decides_deadlines_batches_and_an_explicit_setting_wins(compose):
+    key = "device.sda.queue.deadline_contiguous_batches"
+    assert _spec(compose).params[key] is True                       # 2.6.18
+    for release in ("2.6.32", "3.10", "4.19"):
+        assert _spec(compose, f"kernel='{release}'", "block=deadline").params[key] is False
+    assert _spec(compose, "block.deadline_contiguous_batches=false").params[key] is False
+    assert _spec(compose, "block=noop").params[key] is None         # no deadline, no key
+
+
 def test_a_setting_the_release_does_not_have_names_its_key(compose):
     with pytest.raises(ConfigError, match="removed in Linux 5.0") as ex:
         _spec(compose, "kernel='6.1'")

@@ -7,6 +7,7 @@ from models.sim import Simulator
 from tests.models.fakes import FixedDevice, PerByteDevice
 
 KB = 1024
+MB = 1024 * KB
 
 
 def _bios(n, size=16 * KB, start=0, op=READ, done=None):
@@ -136,21 +137,81 @@ def test_deadline_dispatches_in_sector_order_batches():
     assert [s[2] // 2**20 for s in dev.served] == [50, 10, 20, 30, 40]
 
 
-@pytest.mark.parametrize("fifo_batch, expected", [
-    (2, [0, 1, 900, 2, 3, 4, 5]),     # the batch ends, the expired write goes next
-    (100, [0, 1, 2, 3, 4, 5, 900]),   # a long batch keeps sweeping in sector order
+@pytest.mark.parametrize("contiguous, fifo_batch, step, expected", [
+    # 2.6.28+: the batch of 2 ends, the expired write goes next
+    (False, 2, MB, [800, 0, 1, 900, 2, 3, 4, 5]),
+    # a long batch keeps sweeping in sector order past the expiry
+    (False, 100, MB, [800, 0, 1, 2, 3, 4, 5, 900]),
+    # 2.6.18: a request that does not start where the last ended ends any batch
+    (True, 100, MB, [800, 0, 900, 1, 2, 3, 4, 5]),
+    # while each starts where the last ended, the batch goes on
+    (True, 100, 4 * KB, [800, 0, 1, 2, 3, 4, 5, 900]),
 ])
-def test_deadline_expiry_is_checked_when_a_batch_ends(fifo_batch, expected):
+def test_deadline_expiry_is_checked_when_a_batch_ends(contiguous, fifo_batch, step, expected):
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=10_000_000, queue_depth=1)  # 10 ms per request
-    cfg = BlockConfig(scheduler="deadline", write_expire_ms=15, fifo_batch=fifo_batch)
+    cfg = BlockConfig(scheduler="deadline", write_expire_ms=15, fifo_batch=fifo_batch,
+                      max_sectors_kb=4, deadline_contiguous_batches=contiguous)
     blk = BlockQueue(sim, dev, cfg)
-    blk.submit(IORequest(WRITE, 0, 4096))            # in service 0-10 ms
-    blk.submit(IORequest(WRITE, 900 * 2**20, 4096))  # expires at 15 ms
-    for i in range(1, 6):
-        sim.at(9_000_000, blk.submit, IORequest(WRITE, i * 2**20, 4096))
+    names = {800 * MB: 800, 0: 0, 900 * MB: 900}
+    names.update({i * step: i for i in range(1, 6)})
+    for off in names:       # 800 MB straight to the idle device, in service 0-10 ms;
+        blk.submit(IORequest(WRITE, off, 4096))      # 900 MB expires at 15 ms
     sim.run()
-    assert [s[2] // 2**20 for s in dev.served] == expected
+    assert [names[s[2]] for s in dev.served] == expected
+
+
+@pytest.mark.parametrize("contiguous, expected", [
+    # 2.6.18: each sweep that lost its place starts at the lowest sector
+    (True, [500, 10, 20, 100, 200, 300]),
+    # 2.6.28+: a new batch without a next request starts at the oldest
+    (False, [500, 20, 10, 300, 100, 200]),
+])
+def test_deadline_restarts_a_sweep_at_the_lowest_sector_before_2_6_28(contiguous, expected):
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="deadline",
+                                           deadline_contiguous_batches=contiguous))
+    blk.submit(IORequest(READ, 500 * MB, 4096))       # straight to the idle device
+    for op, off in ((WRITE, 300), (WRITE, 100), (WRITE, 200), (READ, 20), (READ, 10)):
+        blk.submit(IORequest(op, off * MB, 4096))
+    sim.run()
+    assert [s[2] // MB for s in dev.served] == expected
+
+
+@pytest.mark.parametrize("contiguous, expected", [
+    # 2.6.18: scattered reads end each batch at once, so every dispatch chooses a
+    # direction and counts the writes it passes over: two reads, a write, ...
+    (True, "w" + "rrw" + "rrw" + "ww"),
+    # 2.6.28+: the reads go as one batch of up to fifo_batch, then the writes
+    (False, "w" + "rrrr" + "wwww"),
+])
+def test_deadline_starves_writes_per_dispatch_when_batches_are_contiguous_only(contiguous, expected):
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="deadline", fifo_batch=16, writes_starved=2,
+                                           deadline_contiguous_batches=contiguous))
+    blk.submit(IORequest(WRITE, 500 * MB, 4096))     # straight to the idle device
+    for i in range(4):
+        blk.submit(IORequest(WRITE, (600 + i) * MB, 4096))
+        blk.submit(IORequest(READ, (10 + i) * MB, 4096))
+    sim.run()
+    assert "".join("rw"[s[1]] for s in dev.served) == expected
+
+
+def test_deadline_moves_a_front_merged_request_to_its_new_start():
+    """The sector tree is keyed on the start: a request that a front merge extends
+    below another queued request's start is served before it."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="deadline", max_sectors_kb=2048))
+    blk.submit(IORequest(WRITE, 900 * MB, 4096))     # straight to the idle device
+    for off in (5 * MB, 4 * MB + 8 * KB, MB):
+        blk.submit(IORequest(WRITE, off, 4096))
+    # ends where the 5 MB request starts: a front merge, to 4 MB + 4 KB
+    assert blk.submit(IORequest(WRITE, 4 * MB + 4 * KB, MB - 4 * KB)) is None
+    sim.run()
+    assert [s[2] for s in dev.served] == [900 * MB, MB, 4 * MB + 4 * KB, 4 * MB + 8 * KB]
 
 
 def test_cfq_gives_each_thread_a_slice():

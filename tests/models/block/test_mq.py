@@ -58,19 +58,23 @@ def test_none_merges_back_and_front_while_the_device_is_busy():
 
 
 @pytest.mark.parametrize("fifo_batch, expected", [
-    (2, [0, 1, 900, 2, 3, 4, 5]),     # the batch ends, the expired read goes next
-    (100, [0, 1, 2, 3, 4, 5, 900]),   # a long batch keeps sweeping in sector order
+    (2, [800, 0, 1, 900, 2, 3, 4, 5]),     # the batch ends, the expired read goes next
+    (100, [800, 0, 1, 2, 3, 4, 5, 900]),   # a long batch keeps sweeping in sector order
 ])
 def test_mq_deadline_expires_a_starved_read_as_the_legacy_deadline_does(fifo_batch, expected):
+    """... as the legacy deadline of 2.6.28+ does (mq-deadline has its batching even
+    where ``deadline_contiguous_batches`` asks for 2.6.18's)."""
     def trace(queue_cls, scheduler):
         sim = Simulator()
         dev = FixedDevice(sim, service_ns=10_000_000, queue_depth=1)   # 10 ms per request
         blk = queue_cls(sim, dev, BlockConfig(scheduler=scheduler, read_expire_ms=15,
-                                              fifo_batch=fifo_batch))
-        blk.submit(IORequest(READ, 0, 4096))            # in service 0-10 ms
+                                              fifo_batch=fifo_batch,
+                                              deadline_contiguous_batches=scheduler != "deadline"))
+        blk.submit(IORequest(READ, 800 * MB, 4096))     # in service 0-10 ms
+        blk.submit(IORequest(READ, 0, 4096))
         blk.submit(IORequest(READ, 900 * MB, 4096))     # expires at 15 ms
         for i in range(1, 6):
-            sim.at(9_000_000, blk.submit, IORequest(READ, i * MB, 4096))
+            blk.submit(IORequest(READ, i * MB, 4096))
         sim.run()
         return [s[2] // MB for s in dev.served]
 
