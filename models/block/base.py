@@ -84,6 +84,8 @@ class BlockQueue:
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
+        self._sched_done = getattr(self.sched, "completed", None)   # cfq's bookkeeping
+        self._wake_at: int | None = None
         device.on_complete = self._complete
 
     def congested(self) -> bool:
@@ -109,8 +111,14 @@ class BlockQueue:
                     # requests) and a free device tag: the new request is dispatched
                     # at once, as _place + _run_queue would dispatch it
                     req = self._new_request(bios)
-                    self.device.submit(req if sched.passes_unchanged
-                                       else sched.pass_through(req, now))
+                    if sched.passes_unchanged:
+                        self.device.submit(req)
+                    else:
+                        req = sched.pass_through(req, now)
+                        if req is None:      # queued behind an idling cfq queue
+                            self._wake_later()
+                        else:
+                            self.device.submit(req)
                     return None
                 if self._place(bios, None):
                     self._run_queue()
@@ -290,14 +298,41 @@ class BlockQueue:
             if flushes:
                 dev.submit(flushes.popleft())
             elif sched.count:
-                dev.submit(sched.dispatch(now))
+                req = sched.dispatch(now)
+                if req is None:          # held back by the scheduler (cfq / bfq idling)
+                    self._wake_later()
+                    break
+                dev.submit(req)
             else:
                 break
+
+    def _wake_later(self) -> None:
+        """Run the queue again when the scheduler asks to (its idle timer)."""
+        t = getattr(self.sched, "wake_ns", None)
+        if t is not None and t > self.sim.now_ns and t != self._wake_at:
+            self._wake_at = t
+            self.sim.at(t, self._wake)
+
+    def _wake(self, _arg=None) -> None:
+        now = self.sim.now_ns
+        if self._wake_at == now:
+            self._wake_at = None
+        timer = getattr(self.sched, "idle_timer", None)
+        if timer is not None:
+            if not timer(now):           # a wait ended or moved since: nothing to do
+                return
+            if self.flushes or self.sched.count:
+                self._run_queue()
+            self._wake_later()           # the timer may have re-armed
+        elif self.flushes or self.sched.count:
+            self._run_queue()
 
     def _complete(self, req: IORequest) -> None:
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
         self.allocated -= 1
+        if self._sched_done is not None:
+            self._sched_done(req, now)
         if self.waiting:
             self._admit_waiters()
         if self.flushes or self.sched.count:

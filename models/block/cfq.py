@@ -1,25 +1,80 @@
 """cfq (simplified): per-thread sync queues and a shared async queue served round-robin
-in time slices (Linux ``cfq``).
+in time slices, with 2.6.18's slice idling (Linux ``cfq``, ``block/cfq-iosched.c``).
 
 Modelled: every submitting thread (``IORequest.issuer``) gets its own queue of sync
 requests (reads, O_DIRECT and fsync-driven writes); async (writeback) writes share one
 queue. The active queue is served in sector order for ``slice_sync_ms`` (sync) or
-``slice_async_ms`` (async) or until it empties, then the next busy queue takes over;
-sync queues go before the async one. Requests of different threads are never merged.
+``slice_async_ms`` (async; the async queue also gives way after 16 requests,
+``cfq_prio_to_maxrq`` at the default priority) or until it empties, then the next busy
+queue takes over; sync queues go before the async one. Requests of different threads
+are never merged.
 
-Deliberately not modelled: slice idling (``slice_idle``), I/O priorities and groups,
-the ``quantum`` limit on in-flight requests from one queue, seeky-queue detection.
+Slice idling (``slice_idle_ms``, the sysfs ``slice_idle``; ``cfq_select_queue``,
+``cfq_arm_slice_timer``, ``cfq_idle_slice_timer``): when the active sync queue has
+nothing queued and its slice has time left, cfq dispatches nothing else and waits up
+to ``slice_idle_ms`` for that thread's next request - 2 ms instead if the thread is
+seeky (its mean seek distance over 64 MB, after 80 samples) - each dispatch attempt
+meanwhile re-arming the wait; the thread's request ends the wait; the wait running out
+expires the slice if another queue has requests (else it waits on). A queue idles only
+while its idle window is open: a thread whose mean think time (the time from its last
+completed request to its next one, capped at twice ``slice_idle_ms``) exceeds
+``slice_idle_ms`` loses it, and so does every thread once the device has been seen
+holding more than 4 requests at once (``hw_tag``: command queueing, after which 2.6.18
+never idles again). The think-time and seek averages are the kernel's fixed-point
+decaying ones (weight 7/8, "valid" after 80 samples).
+
+Deliberately not modelled: I/O priorities, classes and groups; preemption; the
+``quantum`` of requests moved to the dispatch list per call (one at a time here);
+FIFO expiry inside a queue and cfq's bounded backward seeks (one-way sector order,
+wrapping to the oldest); the busy_rr list of queues with requests in flight; the idling
+rules of later kernels (non-rotational devices, the sync-noidle service tree).
 """
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..device.request import READ, IORequest
+from ..device.request import FLUSH, READ, IORequest
 from .config import BlockConfig
 from .scheduler import Scheduler
 from .sorted_queue import SortedQueue
 
 ASYNC = ("async",)
+HW_TAG_DEPTH = 4            # more requests in the driver than this: command queueing
+SEEKY_SECTORS = 131072      # CIC_SEEKY: mean seek distance over 64 MB
+SEEKY_IDLE_NS = 2_000_000   # a seeky thread's idle: 2 jiffies at HZ=1000
+ASYNC_SLICE_RQ = 16         # cfq_prio_to_maxrq(slice_async_rq 2, priority 4)
+
+
+def _valid(samples: int) -> bool:
+    return samples > 80                    # sample_valid
+
+
+class _Ctx:
+    """A thread's ``cfq_io_context``: think time and seek distance histories."""
+
+    __slots__ = ("last_end_ns", "last_pos", "ttime_samples", "ttime_total", "ttime_mean",
+                 "seek_samples", "seek_total", "seek_mean")
+
+    def __init__(self, now_ns: int) -> None:
+        self.last_end_ns = now_ns
+        self.last_pos = 0
+        self.ttime_samples = self.ttime_total = self.ttime_mean = 0
+        self.seek_samples = self.seek_total = self.seek_mean = 0
+
+    def note_request(self, req: IORequest, now_ns: int, cap_ns: int) -> None:
+        """``cfq_update_io_thinktime`` and ``cfq_update_io_seektime``."""
+        ttime = min(now_ns - self.last_end_ns, cap_ns)
+        self.ttime_samples = (7 * self.ttime_samples + 256) // 8
+        self.ttime_total = (7 * self.ttime_total + 256 * ttime) // 8
+        self.ttime_mean = (self.ttime_total + 128) // self.ttime_samples
+        sector = req.offset_bytes >> 9
+        sdist = abs(sector - self.last_pos)
+        cap = 2 * 1024 * 1024 if self.seek_samples <= 60 else 2 * 1024 * 64
+        sdist = min(sdist, self.seek_mean * 4 + cap)
+        self.seek_samples = (7 * self.seek_samples + 256) // 8
+        self.seek_total = (7 * self.seek_total + 256 * sdist) // 8
+        self.seek_mean = (self.seek_total + self.seek_samples // 2) // self.seek_samples
+        self.last_pos = (req.offset_bytes + req.size_bytes) >> 9
 
 
 class CFQ(Scheduler):
@@ -33,6 +88,19 @@ class CFQ(Scheduler):
         self.active: tuple | None = None
         self.slice_end_ns = 0
         self.last_key: int | None = None   # sort key of the last dispatched
+        # slice idling (dispatch / completed; bfq, built on this class, has its own)
+        self.slice_idle_ns = int(cfg.slice_idle_ms * 1e6)
+        self.ctx: dict[int, _Ctx] = {}
+        self.idle_window: dict[tuple, bool] = {}
+        self.on_dispatch: dict[tuple, int] = {}
+        self.in_driver = 0
+        self.hw_tag = False
+        self.must_dispatch = False
+        self.idle_until_ns: int | None = None
+        self.wake_ns: int | None = None    # when the queue must look again (idle end)
+        self.expired = False
+        self.dispatched_in_slice = 0
+        self.idle_waits = 0
 
     @staticmethod
     def _qkey(req: IORequest) -> tuple:
@@ -41,19 +109,119 @@ class CFQ(Scheduler):
     def allow_merge(self, req: IORequest, bio: IORequest) -> bool:
         return self._qkey(req) == self._qkey(bio)
 
-    def _add(self, req: IORequest, now_ns: int) -> None:
-        key = self._qkey(req)
+    def _enqueue(self, req: IORequest, key: tuple) -> None:
         q = self.queues.get(key)
         if q is None:
             q = self.queues[key] = SortedQueue()
         q.add(req)
 
+    def _add(self, req: IORequest, now_ns: int) -> None:
+        key = self._qkey(req)
+        if key not in self.idle_window:
+            self.idle_window[key] = not self.hw_tag          # cfq_get_queue
+        self._enqueue(req, key)
+        if key == ASYNC:
+            return
+        ctx = self.ctx.get(req.issuer)
+        if ctx is None:
+            ctx = self.ctx[req.issuer] = _Ctx(now_ns)
+        ctx.note_request(req, now_ns, 2 * self.slice_idle_ns)
+        if not self.slice_idle_ns or self.hw_tag:            # cfq_update_idle_window
+            self.idle_window[key] = False
+        elif _valid(ctx.ttime_samples):
+            self.idle_window[key] = ctx.ttime_mean <= self.slice_idle_ns
+        if key == self.active and self.idle_until_ns is not None:
+            self.idle_until_ns = self.wake_ns = None   # the awaited request: at once
+
     def _remove(self, req: IORequest) -> None:
         self.queues[self._qkey(req)].remove(req)
 
+    # -- idling ------------------------------------------------------------------------
+    def _arm(self, key: tuple, now_ns: int) -> bool:
+        """``cfq_arm_slice_timer``: wait for the active queue's thread, or not."""
+        if not self.slice_idle_ns or not self.idle_window.get(key, False):
+            return False
+        ctx = self.ctx.get(key[1])
+        sl = self.slice_idle_ns
+        if ctx is not None and _valid(ctx.seek_samples) and ctx.seek_mean > SEEKY_SECTORS:
+            sl = SEEKY_IDLE_NS
+        self.must_dispatch = True
+        self.idle_until_ns = self.wake_ns = now_ns + sl
+        self.idle_waits += 1
+        return True
+
+    def _expire(self) -> None:
+        """``cfq_slice_expired``: the next dispatch takes the next busy queue."""
+        self.expired = True
+        self.must_dispatch = False
+        self.idle_until_ns = self.wake_ns = None
+
+    def idle_timer(self, now_ns: int) -> bool:
+        """``cfq_idle_slice_timer``, called by the queue at ``wake_ns``; False if the
+        wait was ended or moved meanwhile (then nothing happens)."""
+        if self.wake_ns != now_ns:
+            return False
+        self.idle_until_ns = self.wake_ns = None
+        act = self.active
+        if act is None:
+            return True
+        if now_ns > self.slice_end_ns:
+            self._expire()
+        elif not self.count:
+            # nothing else to serve: wait on, up to the slice's end
+            t = min(now_ns + self.slice_idle_ns, self.slice_end_ns)
+            if t > now_ns:
+                self.idle_until_ns = self.wake_ns = t
+            else:
+                self._expire()
+        elif len(self.queues[act]):
+            self.must_dispatch = True
+        else:
+            self._expire()
+        return True
+
+    def dispatch(self, now_ns: int) -> IORequest | None:
+        """The next request, or None while the active queue idles (``cfq_select_queue``;
+        an attempt while idling re-arms the wait, as ``mod_timer`` there does)."""
+        if not self.count:
+            return None
+        act = self.active
+        if act is not None and not self.expired:
+            if not self.must_dispatch and now_ns > self.slice_end_ns:
+                self._expire()
+            elif not len(self.queues[act]):
+                if act != ASYNC and now_ns < self.slice_end_ns and self._arm(act, now_ns):
+                    return None
+                self._expire()
+        req = Scheduler.dispatch(self, now_ns)
+        self.must_dispatch = False
+        self.idle_until_ns = self.wake_ns = None
+        key = self._qkey(req)
+        self.on_dispatch[key] = self.on_dispatch.get(key, 0) + 1
+        self.in_driver += 1
+        if self.in_driver > HW_TAG_DEPTH:
+            self.hw_tag = True                                # cfq_activate_request
+        self.dispatched_in_slice += 1
+        if key == ASYNC and self.dispatched_in_slice >= ASYNC_SLICE_RQ:
+            self._expire()
+        return req
+
+    def completed(self, req: IORequest, now_ns: int) -> None:
+        """``cfq_completed_request``: the thread's think time runs from here."""
+        if req.op == FLUSH:             # flushes bypass the scheduler
+            return
+        key = self._qkey(req)
+        self.on_dispatch[key] -= 1
+        self.in_driver -= 1
+        if key != ASYNC:
+            ctx = self.ctx.get(req.issuer)
+            if ctx is not None:
+                ctx.last_end_ns = now_ns
+
+    # -- service order -----------------------------------------------------------------
     def _select(self, now_ns: int) -> tuple:
         act = self.active
-        if act is not None and len(self.queues.get(act, ())) and now_ns < self.slice_end_ns:
+        if act is not None and len(self.queues.get(act, ())) and not self.expired:
             return act
         # rotate: the expired active queue goes to the back of the service order
         if act is not None and act in self.queues:
@@ -64,6 +232,8 @@ class CFQ(Scheduler):
         self.active = key
         self.slice_end_ns = now_ns + self.slice_ns[key != ASYNC]
         self.last_key = None
+        self.dispatched_in_slice = 0
+        self.expired = False
         return key
 
     def _pop(self, now_ns: int) -> IORequest:

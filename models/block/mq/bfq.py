@@ -33,6 +33,7 @@ from __future__ import annotations
 from ...device.request import FLUSH, IORequest
 from ..cfq import ASYNC, CFQ
 from ..config import BlockConfig
+from ..scheduler import Scheduler
 
 
 class BFQ(CFQ):
@@ -41,6 +42,7 @@ class BFQ(CFQ):
 
     name = "bfq"
     front_merges = True
+    idle_timer = None       # its idling is its own (dispatch / completed), not cfq's timer
 
     def __init__(self, cfg: BlockConfig) -> None:
         super().__init__(cfg)
@@ -62,7 +64,7 @@ class BFQ(CFQ):
         if not len(self.queues.get(key, ())) and key != self.active:
             # (re)activated: no credit for the time it was idle
             self.vstart[key] = max(self.vstart.get(key, 0), self._vtime())
-        super()._add(req, now_ns)
+        self._enqueue(req, key)
 
     def _vtime(self) -> int:
         busy = [self.vstart[k] for k, q in self.queues.items() if len(q)]
@@ -84,7 +86,7 @@ class BFQ(CFQ):
                 return None                       # wait for its requests to complete
             if self.idle_until_ns is not None and now_ns < self.idle_until_ns:
                 return None                       # idling: its process may come back
-        return super().dispatch(now_ns)
+        return Scheduler.dispatch(self, now_ns)
 
     def completed(self, req: IORequest, now_ns: int) -> None:
         if req.op == FLUSH:             # flushes bypass the scheduler

@@ -232,19 +232,6 @@ class MQQueue(BlockQueue):
             self.hctx_dispatched[req.tag] += 1
             dev.submit(req)
 
-    def _wake_later(self) -> None:
-        """Run the queue again when the scheduler asks to (bfq's idle timer)."""
-        t = getattr(self.sched, "wake_ns", None)
-        if t is not None and t > self.sim.now_ns and t != self._wake_at:
-            self._wake_at = t
-            self.sim.at(t, self._wake)
-
-    def _wake(self, _arg=None) -> None:
-        if self._wake_at == self.sim.now_ns:
-            self._wake_at = None
-        if self.flushes or self.sched.count:
-            self._run_queue()
-
     def _complete(self, req: IORequest) -> None:
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)

@@ -217,15 +217,87 @@ def test_deadline_moves_a_front_merged_request_to_its_new_start():
 def test_cfq_gives_each_thread_a_slice():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1_000_000, queue_depth=1)
-    blk = BlockQueue(sim, dev, BlockConfig(scheduler="cfq", slice_sync_ms=3))
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="cfq", slice_sync_ms=3, slice_idle_ms=0))
     for i in range(6):
         for issuer in (1, 2):
             bio = IORequest(READ, (issuer * 1000 + i * 10) * 2**20, 4096, issuer=issuer)
             blk.submit(bio)
     sim.run()
     issuers = [s[2] // 2**20 // 1000 for s in dev.served]
-    # 1 ms per request, 3 ms slices: the threads alternate three requests at a time
-    assert issuers == [1, 1, 1, 2, 2, 2] * 2
+    # 1 ms per request, 3 ms slices that end once a dispatch comes after their end
+    # (time_after): the threads alternate four requests at a time
+    assert issuers == [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2]
+
+
+def _reader_and_a_backlog(cfg, think_ns=500_000, step=4096, queue_depth=1, n=5):
+    """Thread 1 reads ``n`` blocks one at a time, ``think_ns`` after each completes;
+    thread 2 queues ``n`` reads far away at 0.1 ms. The order the device served them
+    (thread numbers) and the scheduler."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1_000_000, queue_depth=queue_depth)
+    blk = BlockQueue(sim, dev, cfg)
+    left = [n]
+
+    def next_read(_bio=None):
+        if left[0]:
+            left[0] -= 1
+            off = MB + (n - left[0]) * step
+            blk.submit(IORequest(READ, off, 4096, lambda b: sim.after(think_ns, next_read),
+                                 issuer=1))
+    next_read()
+    for i in range(n):
+        sim.at(100_000, blk.submit, IORequest(READ, 900 * MB + i * 10 * MB, 4096, issuer=2))
+    sim.run()
+    return [1 if s[2] < 900 * MB else 2 for s in dev.served], blk.sched
+
+
+def test_cfq_idles_for_a_thread_that_comes_back_within_slice_idle():
+    """2.6.18's slice idling: the reader's queue empties after each read, yet the device
+    waits for its next one (0.5 ms later) instead of serving the backlog."""
+    order, sched = _reader_and_a_backlog(BlockConfig(scheduler="cfq"))
+    assert order == [1] * 5 + [2] * 5
+    assert sched.idle_waits == 5
+    order, sched = _reader_and_a_backlog(BlockConfig(scheduler="cfq", slice_idle_ms=0))
+    assert order == [1] + [2] * 5 + [1] * 4 and sched.idle_waits == 0
+
+
+def test_cfq_stops_idling_once_the_device_queues_more_than_four():
+    """hw_tag: a device seen holding more than 4 requests does command queueing; a queue
+    created after that starts with its idle window closed, and an open one closes at
+    its thread's next request (2.6.18 never idles again on that device)."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1_000_000, queue_depth=8)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="cfq"))
+    sched = blk.sched
+    for i in range(6):                                       # 5, then 6 in the device
+        blk.submit(IORequest(READ, (100 + i) * MB, 4096, issuer=2))
+        assert sched.hw_tag == (i >= 4)
+    assert not sched.idle_window[("sync", 2)]                # closed at its 6th request
+    blk.submit(IORequest(READ, 0, 4096, issuer=1))
+    assert not sched.idle_window[("sync", 1)]                # created closed
+    sim.run()
+    assert sched.idle_waits == 0 and len(dev.served) == 7
+
+
+def test_cfq_closes_the_idle_window_of_a_thread_that_thinks_longer_than_slice_idle():
+    """Think time 10 ms > slice_idle 8 ms: once the average is valid (80 samples of the
+    fixed-point decay: the third request) the thread's queue no longer idles."""
+    _, sched = _reader_and_a_backlog(BlockConfig(scheduler="cfq"), think_ns=10_000_000, n=8)
+    assert not sched.idle_window[("sync", 1)]
+    assert sched.idle_waits == 2
+    _, sched = _reader_and_a_backlog(BlockConfig(scheduler="cfq"), think_ns=5_000_000, n=8)
+    assert sched.idle_window[("sync", 1)] and sched.idle_waits == 8
+
+
+def test_cfq_idles_2_ms_only_for_a_seeky_thread():
+    """A thread whose reads lie more than 64 MB apart on average is seeky: cfq waits
+    2 ms for it, so a 3 ms think time loses the device to the backlog, where a
+    sequential reader with the same think time keeps it."""
+    seq, _ = _reader_and_a_backlog(BlockConfig(scheduler="cfq"), think_ns=3_000_000, n=8)
+    assert seq == [1] * 8 + [2] * 8
+    seeky, _ = _reader_and_a_backlog(BlockConfig(scheduler="cfq"), think_ns=3_000_000, n=8,
+                                     step=100 * MB)
+    assert seeky != seq and seeky[:3] == [1, 1, 1]
 
 
 def test_flush_bypasses_the_scheduler_queue():
