@@ -50,6 +50,10 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   internal testing") change only data-file writes and the checkpoint-info write,
   which are not modelled here: the redo log behaves as with ``fsync``.
   ``ALL_O_DIRECT`` (Percona Server): log files opened O_DIRECT too, fsync still called.
+  ``O_DIRECT_NO_FSYNC`` (MySQL 5.6.7+): the log as with ``O_DIRECT`` - opened buffered
+  (``os_file_create`` sets O_DIRECT on data files only), ``fil_flush`` after the write
+  (``fil_buffering_disabled`` spares only tablespaces, not the log space): the redo
+  log is fsync'ed; only data-file fsyncs go (``server.config``).
 
 Checkpoints and the checkpoint-age limits are ``log_checkpoint.py`` (with the buffer
 pool that writes). Deliberately not modelled: multiple log groups / log archiving, LSN
@@ -69,7 +73,8 @@ LOG_BLOCK_HDR_SIZE = 12
 LOG_BLOCK_TRL_SIZE = 4
 LOG_FILE_HDR_BLOCKS = 4          # LOG_FILE_HDR_SIZE = 4 * OS_FILE_LOG_BLOCK_SIZE
 LOG_BUF_WRITE_MARGIN = 4 * 512   # 4 * OS_FILE_LOG_BLOCK_SIZE
-FLUSH_METHODS = ("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "ALL_O_DIRECT")
+FLUSH_METHODS = ("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC",
+                 "ALL_O_DIRECT")
 
 
 @dataclass(frozen=True)

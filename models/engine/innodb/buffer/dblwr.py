@@ -12,6 +12,9 @@ ibdata1).
 - **Single-page flush** (5.6 ``buf_dblwr_write_single_page``): the page is written
   to one of the single-page slots and ibdata1 synced, then written home and its
   tablespace synced.
+- ``innodb_flush_method=O_DIRECT_NO_FSYNC`` (5.6 ``fil_buffering_disabled``): the
+  ``fil_flush(TRX_SYS_SPACE)`` after the copies returns without an fsync (``fsync``
+  False); the copies are still written first (synchronous writes, O_DIRECT).
 - ``Innodb_dblwr_writes`` counts the doublewrite flushes (batches and single pages),
   ``Innodb_dblwr_pages_written`` the pages copied.
 
@@ -27,10 +30,12 @@ SRV_DOUBLEWRITE_BATCH_SIZE_56 = 120
 
 
 class Doublewrite:
-    """``files``: the server's ``DataFiles`` (space 0 is ibdata1)."""
+    """``files``: the server's ``DataFiles`` (space 0 is ibdata1); ``fsync``: whether
+    ``fil_flush(TRX_SYS_SPACE)`` syncs ibdata1 (``InnoDBServerConfig.fil_buffering_disabled``)."""
 
-    def __init__(self, files, version: str) -> None:
+    def __init__(self, files, version: str, fsync: bool = True) -> None:
         self.files = files
+        self.fsync = fsync
         self.batch_pages = (SRV_DOUBLEWRITE_BATCH_SIZE_56 if version == "5.6"
                             else DOUBLEWRITE_PAGES)
         self.single_slots = DOUBLEWRITE_PAGES - self.batch_pages
@@ -46,7 +51,8 @@ class Doublewrite:
         if n > first:
             yield files.write_run(0, TRX_SYS_DOUBLEWRITE_BLOCK1 + TRX_SYS_DOUBLEWRITE_BLOCK_SIZE,
                                   n - first)
-        yield files.fsync(0)
+        if self.fsync:
+            yield files.fsync(0)
         self.writes += 1
         self.pages_written += n
 
@@ -56,6 +62,7 @@ class Doublewrite:
         slot = self.batch_pages % DOUBLEWRITE_PAGES + self._next_single % slots
         self._next_single += 1
         yield self.files.write_run(0, TRX_SYS_DOUBLEWRITE_BLOCK1 + slot, 1)
-        yield self.files.fsync(0)
+        if self.fsync:
+            yield self.files.fsync(0)
         self.writes += 1
         self.pages_written += 1

@@ -24,7 +24,7 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   ``innodb_flush_neighbor_pages`` (area / cont / none); ``InnoDBServerConfig.
   flush_neighbors`` resolves it to 2 / 1 / 0, which is what ``flush_neighbors`` gets.
 - **Write-ahead rule** (``buf_flush_write_block_low``): the redo log is flushed up to
-  a chunk's newest modification before any page of it is written.
+  a page's newest modification (a doublewrite chunk's newest) before it is written.
 - **Writes**: with doublewrite the batch goes through the buffer in chunks of its
   capacity (``dblwr.Doublewrite``). A page is io-fixed when its chunk is taken
   (``buf_flush_page`` fixes it as it enters the buffer), not when the batch is chosen:
@@ -32,11 +32,15 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   clean or already being written when its turn comes is skipped. The copies are
   written and synced, then the chunk's pages written home, all submitted at once
   (asynchronous I/O: the block layer sees them together and merges neighbours), their
-  completions awaited before the buffer is reused. Without doublewrite the batch is
-  submitted in chunks of the write I/O threads' slots (``innodb_write_io_threads`` x
-  256), fixed the same way. At the end of the batch every tablespace written is
-  synced (``buf_dblwr_sync_datafiles`` / ``fil_flush_file_spaces``), except with
-  ``innodb_flush_method=nosync``.
+  completions awaited before the buffer is reused. Without doublewrite, on native AIO
+  (5.5 on) each page is fixed as its own write is submitted (one ``io_submit`` each):
+  the flushing thread sleeps while the write I/O threads' slots
+  (``innodb_write_io_threads`` x 256) or the block queue's requests (``nr_requests``)
+  are all taken, so a batch holds at most that many pages io-fixed, not the whole
+  batch; on simulated AIO (5.1) chunks of the write slots are fixed as the doublewrite
+  chunks are. At the end of the batch every tablespace written is synced
+  (``buf_dblwr_sync_datafiles`` / ``fil_flush_file_spaces``), except with
+  ``innodb_flush_method=nosync`` or ``O_DIRECT_NO_FSYNC``.
 
 Deliberately not modelled: several buffer pool instances flushed in parallel, the
 ``buf_pool->mutex`` / flush-list mutex, a flushed page's checksum CPU, the I/O threads'
@@ -59,10 +63,12 @@ BUF_LRU_MIN_LEN = 256           # buf0lru.h: the LRU list is not flushed or free
 
 class Flusher:
     """``files``: the server's ``DataFiles``; ``redo``: its ``RedoLog``; ``dblwr``: a
-    ``Doublewrite`` or None (``innodb_doublewrite=0``)."""
+    ``Doublewrite`` or None (``innodb_doublewrite=0``); ``native_aio``: Linux native
+    AIO (``innodb_use_native_aio``, MySQL 5.5 on), else InnoDB's simulated AIO."""
 
     def __init__(self, sim, pool: WritePool, files, redo, dblwr, flush_neighbors: int,
-                 version: str, write_io_threads: int, data_fsync: bool = True) -> None:
+                 version: str, write_io_threads: int, data_fsync: bool = True,
+                 native_aio: bool = True) -> None:
         self.sim = sim
         self.pool = pool
         self.files = files
@@ -72,6 +78,7 @@ class Flusher:
         self.neighbors = flush_neighbors        # 0 | 1 | 2 (InnoDBServerConfig.flush_neighbors)
         self.write_slots = write_io_threads * AIO_SLOTS_PER_THREAD
         self.data_fsync = data_fsync
+        self.native_aio = native_aio
         self.list_batch_end: Event | None = None
         self.lru_batch_end: Event | None = None
         pool.flusher = self
@@ -90,6 +97,7 @@ class Flusher:
         self.lru_batches = 0
         self.single_flushes = 0
         self.data_fsyncs = 0
+        self.io_fixed_max = 0          # the most pages io-fixed at once, as a batch fixed one
 
     # -- choosing pages --------------------------------------------------------------------
     def _ready(self, page: int, lru: bool) -> bool:
@@ -233,37 +241,78 @@ class Flusher:
             self.flushed_system += 1
 
     def _write(self, pages: dict[int, bool], evict: bool, by: str = ""):
-        """Generator: write ``pages`` (page -> chosen as a neighbour) chunk by chunk;
-        returns the number written.
+        """Generator: write ``pages`` (page -> chosen as a neighbour); returns the number
+        written, then syncs the tablespaces written (``buf_flush_common`` ->
+        ``buf_dblwr_flush_buffered_writes`` / ``buf_dblwr_sync_datafiles``).
 
-        A page is io-fixed only when its chunk is taken (``buf_flush_page`` fixes a page
-        as it enters the doublewrite buffer or an AIO slot), so a page still waiting its
-        turn can be latched and changed by user threads meanwhile; the write-ahead rule
-        is kept per chunk (``buf_flush_write_block_low`` flushes the log up to each
-        page's newest change). A page that is clean (another flush wrote it) or being
-        written by another batch when its turn comes is skipped (and not counted in
-        ``flushed_neighbors``)."""
-        pool, files, sim = self.pool, self.files, self.sim
-        io_fixed, flush_list = pool.io_fixed, pool.flush_list
-        chunk = self.dblwr.batch_pages if self.dblwr is not None else self.write_slots
+        A page is io-fixed only when its own turn comes (``buf_flush_page`` fixes it just
+        before ``buf_flush_write_block_low`` copies it into the doublewrite buffer or
+        submits it), so a page still waiting can be latched and changed by user threads
+        meanwhile; the write-ahead rule is kept before each write (``log_write_up_to``
+        to the page's newest change). A page that is clean (another flush wrote it) or
+        being written by another batch when its turn comes is skipped (and not counted
+        in ``flushed_neighbors``)."""
         spaces: set[int] = set()
+        if self.dblwr is not None:
+            written = yield from self._write_chunks(pages, evict, by, spaces,
+                                                    self.dblwr.batch_pages)
+        elif self.native_aio:
+            written = yield from self._write_aio(pages, evict, by, spaces)
+        else:
+            written = yield from self._write_chunks(pages, evict, by, spaces, self.write_slots)
+        if self.data_fsync:
+            files = self.files
+            for sp in files.distinct_spaces(spaces):
+                self.data_fsyncs += 1
+                yield files.fsync(sp)
+        return written
+
+    def _take(self, p: int, pages: dict[int, bool]) -> bool:
+        """``buf_flush_page``: io-fix ``p`` if it is still dirty and not being written."""
+        io_fixed = self.pool.io_fixed
+        if p not in self.pool.flush_list or p in io_fixed:
+            return False
+        io_fixed[p] = Event(self.sim)
+        if len(io_fixed) > self.io_fixed_max:
+            self.io_fixed_max = len(io_fixed)
+        if pages[p]:
+            self.flushed_neighbors += 1
+        return True
+
+    def _count(self, n: int, evict: bool, by: str) -> None:
+        """Pages of a batch written (counted as they complete: the time series)."""
+        if evict:
+            self.flushed_lru += n
+        else:
+            self.flushed_list += n
+            if by == "preflush":
+                self.flushed_preflush += n
+            elif by == "sync":
+                self.flushed_sync += n
+
+    def _write_chunks(self, pages, evict, by, spaces, chunk: int):
+        """With doublewrite: ``buf_dblwr_add_to_batch`` fixes pages as they are copied
+        into the buffer; a full buffer (``chunk`` = ``batch_pages``) is written and
+        synced, its pages submitted at once (the block layer merges neighbours), and the
+        next page waits until all of them are written (``batch_running``). Without
+        doublewrite on simulated AIO (5.1, the InnoDB Plugin 1.0) ``os_aio`` only queues a
+        page in a free slot of the write array (``chunk``: the write threads' slots) for
+        the I/O handler threads, so pages are fixed as fast as slots are free."""
+        files, sim, dblwr = self.files, self.sim, self.dblwr
         written = 0
         todo = iter(pages)
         while True:
             part = []
             for p in todo:
-                if p in flush_list and p not in io_fixed:
-                    io_fixed[p] = Event(sim)
+                if self._take(p, pages):
                     part.append(p)
-                    if pages[p]:
-                        self.flushed_neighbors += 1
                     if len(part) == chunk:
                         break
             if not part:
-                break
+                return written
             yield from self._wal(part)
-            if self.dblwr is not None:
-                yield from self.dblwr.write_batch(len(part))
+            if dblwr is not None:
+                yield from dblwr.write_batch(len(part))
             evs = []
             for p in part:
                 ev = files.write(p)
@@ -272,18 +321,47 @@ class Flusher:
                 spaces.add(p >> 32)
             yield all_of(sim, evs)
             written += len(part)
-            if evict:               # counted as each chunk completes (the time series)
-                self.flushed_lru += len(part)
-            else:
-                self.flushed_list += len(part)
-                if by == "preflush":
-                    self.flushed_preflush += len(part)
-                elif by == "sync":
-                    self.flushed_sync += len(part)
-        if self.data_fsync:
-            for sp in files.distinct_spaces(spaces):
-                self.data_fsyncs += 1
-                yield files.fsync(sp)
+            self._count(len(part), evict, by)
+
+    def _write_aio(self, pages, evict, by, spaces):
+        """Without doublewrite, native AIO: ``buf_flush_write_block_low`` submits each
+        page on its own as it is fixed (``fil_io`` -> ``os_aio``: one ``io_submit`` per
+        page), so a page is io-fixed only once its write can be submitted. The submitting thread
+        sleeps while the AIO array has no free slot (``os_aio_array_reserve_slot``:
+        ``innodb_write_io_threads`` x 256) or the page's block queue no free request
+        (``io_submit`` -> ``get_request_wait``: ``nr_requests``, a blk-mq queue's tags),
+        and takes the next page when one of its writes completes. The batch then waits
+        for its writes (``os_aio_wait_until_no_pending_writes``)."""
+        files, sim = self.files, self.sim
+        st = {"n": 0, "q": {}, "wake": None}          # writes in flight, per queue
+
+        def done(p, q, _value=None):
+            self._done(p, evict)
+            st["n"] -= 1
+            st["q"][q] -= 1
+            self._count(1, evict, by)
+            wake = st["wake"]
+            if wake is not None:
+                st["wake"] = None
+                wake.succeed()
+
+        written = 0
+        for p in pages:
+            q = files.files[p >> 32].fs.queue
+            while st["n"] >= self.write_slots or _no_request(q, st["q"].get(q, 0)):
+                st["wake"] = Event(sim)
+                yield st["wake"]
+            if not self._take(p, pages):
+                continue
+            yield from self._wal((p,))
+            st["n"] += 1
+            st["q"][q] = st["q"].get(q, 0) + 1
+            files.write(p).add_callback(partial(done, p, q))
+            spaces.add(p >> 32)
+            written += 1
+        while st["n"]:
+            st["wake"] = Event(sim)
+            yield st["wake"]
         return written
 
     def stats(self) -> dict:
@@ -292,4 +370,19 @@ class Flusher:
                 "flushed_lru": self.flushed_lru, "flushed_single": self.flushed_single,
                 "flushed_neighbors": self.flushed_neighbors,
                 "flushed_system": self.flushed_system, "list_batches": self.list_batches,
-                "lru_batches": self.lru_batches, "single_flushes": self.single_flushes}
+                "lru_batches": self.lru_batches, "single_flushes": self.single_flushes,
+                "io_fixed_max": self.io_fixed_max}
+
+
+def _no_request(q, own: int) -> bool:
+    """``io_submit`` of one more write to block queue ``q`` would sleep for a request
+    until one of the submitter's ``own`` writes in flight there completes:
+    ``nr_requests`` are allocated (a blk-mq queue: tags of hctx 0, the data-file writes'
+    issuer), or its own writes not yet queued would take the rest. With none of its own
+    in flight it submits (the write waits in the block queue, its page fixed)."""
+    n = getattr(q, "nr_requests", None)
+    if n is None or not own:          # none of its own to wait for: it sleeps in the queue
+        return False
+    held = getattr(q, "hctx_allocated", None)
+    held = held[0] if held is not None else q.allocated
+    return max(held, own) >= n

@@ -54,6 +54,15 @@ numbers 1G blocks of 512 bytes). Percona Server 5.1 (XtraDB 1.0.6-10 on) and 5.5
 4 GB limit on 64-bit builds to 2^63 - 1 bytes (their manuals' ``innodb_log_file_size``);
 there the files must still fit their filesystem (checked as they are created).
 
+``innodb_flush_method`` (the redo log's side: ``redo.py``): ``O_DIRECT`` / ``ALL_O_DIRECT``
+/ ``O_DIRECT_NO_FSYNC`` open the data files O_DIRECT (``os_file_create``). With
+``O_DIRECT_NO_FSYNC`` (MySQL 5.6.7 on; refused on the other versions) ``fil_flush`` of a
+tablespace - ibdata1 too - returns without an fsync (5.6 ``fil_buffering_disabled``): no
+fsync after a flush batch, a single-page flush, the doublewrite copies, a checkpoint's
+``fil_flush_file_spaces`` or a file extension (5.6 has none after an extension either;
+later 5.7 / 8.0 releases added one). ``nosync``: the model skips the same data-file
+fsyncs except the doublewrite buffer's.
+
 ``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
 write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
 a purge that keeps up.
@@ -76,7 +85,8 @@ ADAPTIVE_FLUSHING_METHODS = ("native", "estimate", "keep_average")     # Percona
 FLUSH_NEIGHBOR_PAGES = {"none": 0, "cont": 1, "area": 2}               # Percona
 CHANGE_BUFFERING = ("none", "inserts", "deletes", "changes", "purges", "all")
 CHANGE_BUFFERING_51 = ("none", "inserts")        # the InnoDB Plugin 1.0 / 5.1
-DATA_FLUSH_METHODS_DIRECT = ("O_DIRECT", "ALL_O_DIRECT")
+DATA_FLUSH_METHODS_DIRECT = ("O_DIRECT", "O_DIRECT_NO_FSYNC", "ALL_O_DIRECT")
+FLUSH_METHODS_56 = ("O_DIRECT_NO_FSYNC",)      # innodb_flush_method values new in 5.6
 # (bytes the combined redo log must stay below, as the message writes it), per version
 LOG_GROUP_LIMIT = {"5.1": (4 << 30, "4G"), "5.5": (4 << 30, "4G"), "5.6": (512 << 30, "512G"),
                    "percona_5.1": (2**63 - 1, "2^63 - 1 bytes"),
@@ -133,6 +143,9 @@ class InnoDBServerConfig(CommitConfig):
         if self.version not in VERSIONS:
             raise ValueError(f"version: must be one of {', '.join(VERSIONS)}, got {self.version!r}")
         self._check_log_group()
+        if self.innodb_flush_method in FLUSH_METHODS_56 and self.version != "5.6":
+            raise ValueError(f"innodb_flush_method: {self.innodb_flush_method} is a MySQL 5.6.7+ "
+                             f"value, not of version {self.version!r}")
         if self.pool_bytes < 5 * 2**20:
             raise ValueError("innodb_buffer_pool_size: must be at least 5M, got "
                              f"{self.innodb_buffer_pool_size!r}")
@@ -301,9 +314,23 @@ class InnoDBServerConfig(CommitConfig):
         return self.innodb_flush_method in DATA_FLUSH_METHODS_DIRECT
 
     @property
+    def native_aio(self) -> bool:
+        """Linux native AIO (``innodb_use_native_aio``, on by default from MySQL 5.5 /
+        InnoDB 1.1); the built-in InnoDB and the Plugin 1.0 of 5.1 (and XtraDB 5.1) have
+        only InnoDB's simulated AIO."""
+        return self.version not in ("5.1", "percona_5.1")
+
+    @property
+    def fil_buffering_disabled(self) -> bool:
+        """5.6 ``fil_buffering_disabled``: ``O_DIRECT_NO_FSYNC`` - ``fil_flush`` of any
+        tablespace (ibdata1 and its doublewrite buffer included) returns without fsync."""
+        return self.innodb_flush_method == "O_DIRECT_NO_FSYNC"
+
+    @property
     def data_fsync(self) -> bool:
-        """``fil_flush`` after data-file writes (not with ``nosync``)."""
-        return self.innodb_flush_method != "nosync"
+        """``fil_flush`` after the flusher's, a checkpoint's and a file extension's
+        data-file writes (not with ``nosync``, nor ``O_DIRECT_NO_FSYNC``)."""
+        return self.innodb_flush_method != "nosync" and not self.fil_buffering_disabled
 
     def data_file(self) -> tuple[str, int, bool]:
         """(name, initial bytes, autoextend) of the first ``innodb_data_file_path`` file."""

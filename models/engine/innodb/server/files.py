@@ -15,9 +15,10 @@
 - Files are created as the loaded database left them (written, allocated, synced,
   not cached: ``Filesystem.create(preallocate="zero_fill")``); a write beyond the end
   extends the file through the filesystem's allocation path.
-- ``innodb_flush_method``: ``O_DIRECT`` / ``ALL_O_DIRECT`` open data files O_DIRECT (no
-  page cache), every other method buffered; ``fsync`` follows data writes except with
-  ``nosync`` (the flusher's choice, ``Flusher.data_fsync``).
+- ``innodb_flush_method``: ``O_DIRECT`` / ``O_DIRECT_NO_FSYNC`` / ``ALL_O_DIRECT`` open
+  data files O_DIRECT (no page cache), every other method buffered; ``fsync`` follows
+  data writes except with ``nosync`` and ``O_DIRECT_NO_FSYNC`` (the callers' choice:
+  ``InnoDBServerConfig.data_fsync`` / ``fil_buffering_disabled``).
 
 A page id is ``space << 32 | page_no``. Growth (``innodb_autoextend_increment``, the
 .ibd steps): ``autoextend.py`` - the thread that allocates a page past a file's free

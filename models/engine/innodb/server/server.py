@@ -104,12 +104,13 @@ class InnoDBServer:
                                      cfg.data_fsync)
         self.pool = WritePool(sim, cfg.pool_pages, cfg.innodb_old_blocks_pct,
                               cfg.innodb_old_blocks_time, self._read)
-        self.dblwr = Doublewrite(self.files, cfg.generation) if cfg.innodb_doublewrite else None
+        self.dblwr = (Doublewrite(self.files, cfg.generation, not cfg.fil_buffering_disabled)
+                      if cfg.innodb_doublewrite else None)
         self.ibuf = ChangeBuffer(self)
         self.pool.ibuf = self.ibuf if self.ibuf.ops else None
         self.flusher = Flusher(sim, self.pool, self.files, self.redo, self.dblwr,
                                cfg.flush_neighbors, cfg.generation,
-                               cfg.innodb_write_io_threads, cfg.data_fsync)
+                               cfg.innodb_write_io_threads, cfg.data_fsync, cfg.native_aio)
         self.ckpt = LogCheckpointer(sim, self.redo, self.pool, self.flusher, self.files,
                                     cfg.generation, cfg.innodb_thread_concurrency, cfg.data_fsync)
         self.cleaner = BackgroundFlusher(sim, cfg, self.pool, self.flusher, self.ckpt)
