@@ -18,11 +18,12 @@ MS = 1_000_000
 S = 1_000_000_000
 
 
-def _run(cfg, service_ns=MS):
+def _run(cfg, service_ns=MS, dev=None, seed=1):
+    """Run fio job ``cfg`` through noop on ``dev(sim)`` (a 1 ms-per-I/O fake by default)."""
     sim = Simulator()
-    dev = FixedDevice(sim, service_ns=service_ns, queue_depth=32)
+    dev = dev(sim) if dev else FixedDevice(sim, service_ns=service_ns, queue_depth=32)
     job = FioJob(sim, cfg, BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
-                 np.random.default_rng(1))
+                 np.random.default_rng(seed))
     job.start()
     sim.run()
     return sim, job, dev
@@ -59,13 +60,7 @@ def test_a_bad_ramp_names_the_key(ramp, msg):
 
 
 def _hdd_case(cfg):
-    sim = Simulator()
-    dev = HDD(sim, "sda", default_15k_sas(write_cache=True))
-    job = FioJob(sim, cfg, BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
-                 np.random.default_rng(7))
-    job.start()
-    sim.run()
-    return sim, job, dev
+    return _run(cfg, dev=lambda sim: HDD(sim, "sda", default_15k_sas(write_cache=True)), seed=7)
 
 
 def test_the_ramp_changes_what_is_counted_not_the_io_the_job_does():
