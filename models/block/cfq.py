@@ -92,7 +92,6 @@ class CFQ(Scheduler):
         self.slice_idle_ns = int(cfg.slice_idle_ms * 1e6)
         self.ctx: dict[int, _Ctx] = {}
         self.idle_window: dict[tuple, bool] = {}
-        self.on_dispatch: dict[tuple, int] = {}
         self.in_driver = 0
         self.hw_tag = False
         self.must_dispatch = False
@@ -197,7 +196,6 @@ class CFQ(Scheduler):
         self.must_dispatch = False
         self.idle_until_ns = self.wake_ns = None
         key = self._qkey(req)
-        self.on_dispatch[key] = self.on_dispatch.get(key, 0) + 1
         self.in_driver += 1
         if self.in_driver > HW_TAG_DEPTH:
             self.hw_tag = True                                # cfq_activate_request
@@ -210,10 +208,8 @@ class CFQ(Scheduler):
         """``cfq_completed_request``: the thread's think time runs from here."""
         if req.op == FLUSH:             # flushes bypass the scheduler
             return
-        key = self._qkey(req)
-        self.on_dispatch[key] -= 1
         self.in_driver -= 1
-        if key != ASYNC:
+        if self._qkey(req) != ASYNC:
             ctx = self.ctx.get(req.issuer)
             if ctx is not None:
                 ctx.last_end_ns = now_ns
