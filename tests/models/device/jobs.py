@@ -3,6 +3,8 @@
 ``run_job(sim, dev, rw, bs, iodepth, n)`` keeps ``iodepth`` commands outstanding until
 ``n`` have completed; ``rw`` is fio's ``read``/``write``/``randread``/``randwrite``.
 Returns IOPS, MB/s (1e6 bytes) and mean latency in us over the job's own interval.
+``on_submit(req)`` / ``on_done(req)``, if given, see each command as it is submitted and
+as it completes (before the next one is issued): a test's probe of the device's state.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ class JobResult:
 
 
 def run_job(sim, dev, rw: str, bs: int, iodepth: int, n: int, span_bytes: int | None = None,
-            offset_bytes: int = 0, seed: int = 1, fua: bool = False) -> JobResult:
+            offset_bytes: int = 0, seed: int = 1, fua: bool = False,
+            on_submit=None, on_done=None) -> JobResult:
     rng = np.random.default_rng(seed)
     span = (span_bytes if span_bytes is not None else dev.capacity_bytes - offset_bytes) // bs
     op = READ if "read" in rw else WRITE
@@ -42,10 +45,14 @@ def run_job(sim, dev, rw: str, bs: int, iodepth: int, n: int, span_bytes: int | 
         req = IORequest(op, offset_bytes + k * bs, bs, fua=fua)
         req.submit_ns = sim.now_ns
         dev.submit(req)
+        if on_submit is not None:
+            on_submit(req)
 
     def done(req) -> None:
         state["done"] += 1
         state["lat"] += req.done_ns - req.submit_ns
+        if on_done is not None:
+            on_done(req)
         issue()
 
     old = dev.on_complete

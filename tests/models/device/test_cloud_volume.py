@@ -244,23 +244,11 @@ def test_burst_balance_never_goes_below_zero():
     # cap); the balance counts them spent, never below an empty bucket
     sim, dev = volume(volume_type="st1", capacity_bytes=2048 * GIB, burst_credits_initial=200)
     seen = []
-    state = {"n": 0, "pos": 0}
 
-    def issue():
-        if state["n"] < 800:
-            state["n"] += 1
-            dev.submit(IORequest(READ, state["pos"], 1 << 20))
-            state["pos"] += 1 << 20
-            seen.append(dev.burst_balance())
-
-    def done(req):
+    def probe(_req):
         seen.append(dev.burst_balance())
-        issue()
 
-    dev.on_complete = done
-    for _ in range(32):
-        issue()
-    sim.run()
+    run_job(sim, dev, "read", 1 << 20, 32, 800, on_submit=probe, on_done=probe)
     assert dev.burst_end_ns > 0 and min(seen) >= 0
 
 

@@ -12,6 +12,8 @@ from models.device.request import FLUSH, READ, WRITE, IORequest
 from models.device.ssd import SSD, SSDConfig
 from models.sim import Simulator
 
+from .jobs import run_job
+
 KB = 1024
 US = 1000
 
@@ -75,22 +77,9 @@ def test_fua_write_completes_in_the_buffer_only_with_plp():
 def test_plp_volatile_bytes_stay_zero_under_load():
     sim, dev = s4510(True)
     seen = []
-    state = {"n": 0}
-
-    def issue():
-        if state["n"] < 400:
-            state["n"] += 1
-            dev.submit(IORequest(WRITE, (state["n"] * 37 % 4096) * 4 * KB, 4 * KB))
-
-    def done(req):
-        seen.append(dev.volatile_bytes())
-        issue()
-
-    dev.on_complete = done
-    for _ in range(16):
-        issue()
-    sim.run()
-    assert max(seen) == 0
+    run_job(sim, dev, "randwrite", 4 * KB, 16, 400, span_bytes=4096 * 4 * KB,
+            on_done=lambda _req: seen.append(dev.volatile_bytes()))
+    assert len(seen) == 400 and max(seen) == 0
 
 
 def test_plp_flush_still_follows_the_ncq_drain():
