@@ -88,6 +88,11 @@ class BlockQueue:
         self._wake_at: int | None = None
         device.on_complete = self._complete
 
+    def requests_held(self, issuer: int = 0) -> int:
+        """Requests allocated from the pool a bio of thread ``issuer`` would take one
+        from (the queue's ``nr_requests``; blk-mq: its hardware context's tags)."""
+        return self.allocated
+
     def congested(self) -> bool:
         """``bdi_write_congested``: too many requests allocated to take more without
         sleeping for one."""

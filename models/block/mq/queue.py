@@ -156,6 +156,9 @@ class MQQueue(BlockQueue):
         """The hardware context of the CPU the submitting thread runs on."""
         return (bio.issuer % self.nr_cpus) % self.nr_hw_queues
 
+    def requests_held(self, issuer: int = 0) -> int:
+        return self.hctx_allocated[(issuer % self.nr_cpus) % self.nr_hw_queues]
+
     def congested(self) -> bool:
         return False
 

@@ -377,12 +377,11 @@ class Flusher:
 def _no_request(q, own: int) -> bool:
     """``io_submit`` of one more write to block queue ``q`` would sleep for a request
     until one of the submitter's ``own`` writes in flight there completes:
-    ``nr_requests`` are allocated (a blk-mq queue: tags of hctx 0, the data-file writes'
-    issuer), or its own writes not yet queued would take the rest. With none of its own
-    in flight it submits (the write waits in the block queue, its page fixed)."""
-    n = getattr(q, "nr_requests", None)
+    ``nr_requests`` are allocated (a blk-mq queue: the tags of the hctx of thread 0, the
+    data-file writes' issuer), or its own writes not yet queued would take the rest.
+    With none of its own in flight it submits (the write waits in the block queue, its
+    page fixed)."""
+    n = q.nr_requests
     if n is None or not own:          # none of its own to wait for: it sleeps in the queue
         return False
-    held = getattr(q, "hctx_allocated", None)
-    held = held[0] if held is not None else q.allocated
-    return max(held, own) >= n
+    return max(q.requests_held(0), own) >= n
