@@ -32,6 +32,10 @@ What changes per release (the README's "Kernel versions" table is this, in prose
   that lost its place restarts at the lowest sector; from 2.6.28 (commits 6f5d8aa6,
   63de428b) a batch is ``fifo_batch`` requests in sector order and a new one starts at
   the oldest request (``models/block/deadline.py``).
+- **Request lists** (``block.request_lists: null``): the legacy queue's two lists of
+  ``nr_requests`` each count reads and writes up to 2.6.29, sync and async requests
+  from 2.6.30 (commit 1faa16d2; an O_DIRECT or fsync write then shares the readers'
+  list, background writeback has the other) - ``models/block/base.py``.
 - **Congestion**: a blk-mq queue is never congested (only the legacy request
   allocator set the flag), so the flusher does not back off from it
   (``models/block/mq/queue.py``).
@@ -95,6 +99,10 @@ class KernelConfig:
     def deadline_contiguous_batches(self) -> bool:
         """deadline's batches end at a non-contiguous request (before 2.6.28)."""
         return self.release < (2, 6, 28)
+
+    def request_lists(self) -> str:
+        """How the legacy queue's two request lists divide requests."""
+        return "read_write" if self.release < (2, 6, 30) else "sync_async"
 
     def check_scheduler(self, scheduler: str, nvme: bool) -> str | None:
         """Why ``scheduler`` cannot be used on this release (None: it can)."""

@@ -73,8 +73,11 @@ def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict
             raise ConfigError(key, why)
     if sched == "deadline" and merged.get("deadline_contiguous_batches") is None:
         merged["deadline_contiguous_batches"] = kernel.deadline_contiguous_batches()
-    if sched in LEGACY_SCHEDULERS and merged.get("nr_requests") is None:
-        merged["nr_requests"] = LEGACY_NR_REQUESTS
+    if sched in LEGACY_SCHEDULERS:
+        if merged.get("nr_requests") is None:
+            merged["nr_requests"] = LEGACY_NR_REQUESTS
+        if merged.get("request_lists") is None:
+            merged["request_lists"] = kernel.request_lists()
     return merged
 
 

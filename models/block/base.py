@@ -13,9 +13,13 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
 - **Plugging**: ``submit(bios, plug=True)`` is one ``io_submit()`` of N iocbs (or a
   writeback batch) under ``blk_start_plug``: the batch merges within itself before the
   scheduler sees it, then is inserted and the queue is run once.
-- **nr_requests**: each request is allocated on submission and freed at completion;
-  when ``nr_requests`` are allocated the submitter sleeps (``submit`` returns an
-  ``Event`` that fires once all of its bios are queued) and bios wait FIFO.
+- **nr_requests** (``get_request`` / ``freed_request``): each request is allocated on
+  submission and freed at completion, from one of two request lists of ``nr_requests``
+  each (``request_list.count[2]``): reads and writes up to 2.6.29, sync (reads,
+  O_DIRECT and fsync writes, flushes) and async (background writeback) from 2.6.30
+  (``BlockConfig.request_lists``). When its list is full the submitter sleeps
+  (``submit`` returns an ``Event`` that fires once all of its bios are queued) on that
+  list's wait queue, FIFO; a full write list does not hold a reader back.
 - **Dispatch**: the scheduler (noop / deadline / cfq) picks what goes next whenever the
   device's command queue (``Device.queue_depth``, the TCQ/NCQ depth) has a free slot.
   FLUSH requests bypass the scheduler and are dispatched first; on a device whose
@@ -23,14 +27,15 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   at once without a request, as Linux does (nothing in iostat's f/s).
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
-- **Congestion**: the queue is congested while at least ``nr_requests - nr_requests/8 + 1``
-  requests are allocated (``blk_queue_congestion_threshold``); background writeback
-  backs off from a congested queue (``models/fs/writeback.py``) instead of sleeping in
-  it.
+- **Congestion**: the queue is write-congested while at least ``nr_requests -
+  nr_requests/8 + 1`` requests of the write (2.6.30+: async) list are allocated
+  (``blk_queue_congestion_threshold``); background writeback backs off from a
+  congested queue (``models/fs/writeback.py``) instead of sleeping in it.
 
-Deliberately not modelled: blk-mq, request batching after a wake-up, the congestion-off
-hysteresis and separate read / write request counts, unplug timers (a plug is flushed
-when the submission call ends).
+Deliberately not modelled: blk-mq (``mq/``), request batching after a wake-up (a woken
+"batcher" may take up to 32 requests past a full list, to 3/2 ``nr_requests``), cfq's
+``may_queue`` exemption, the congestion-off hysteresis, unplug timers (a plug is
+flushed when the submission call ends).
 """
 from __future__ import annotations
 
@@ -38,7 +43,7 @@ from collections import deque
 from typing import Sequence
 
 from ..device.base import Device
-from ..device.request import FLUSH, IORequest
+from ..device.request import FLUSH, READ, WRITE, IORequest
 from ..metrics.iostat import IostatCounters, iostat_between
 from ..sim import Event, Simulator
 from .cfq import CFQ
@@ -55,12 +60,14 @@ def make_scheduler(cfg: BlockConfig) -> Scheduler:
 
 
 class _Call:
-    """One submission call whose submitter sleeps until all its bios are queued."""
+    """One submission call whose submitter sleeps until all its bios are queued: it
+    waits in the queue of the request list its next bio needs (``bios[0]``), as the
+    thread sleeps on that list's wait queue before it submits the rest."""
 
-    __slots__ = ("remaining", "event")
+    __slots__ = ("bios", "event")
 
-    def __init__(self, remaining: int, event: Event) -> None:
-        self.remaining = remaining
+    def __init__(self, bio: IORequest, event: Event) -> None:
+        self.bios = deque((bio,))
         self.event = event
 
 
@@ -79,8 +86,11 @@ class BlockQueue:
         self.max_bytes = max_kb * 1024
         self.nr_requests = self.cfg.nr_requests
         self.allocated = 0
+        # request_list.count / .wait: [0] reads (2.6.30+: sync), [1] writes (async)
+        self.sync_lists = self.cfg.request_lists == "sync_async"
+        self.rl_count = [0, 0]
+        self.waiting: tuple[deque[_Call], deque[_Call]] = (deque(), deque())
         self.flushes: deque[IORequest] = deque()
-        self.waiting: deque[tuple[IORequest, _Call]] = deque()
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
@@ -88,16 +98,22 @@ class BlockQueue:
         self._wake_at: int | None = None
         device.on_complete = self._complete
 
-    def requests_held(self, issuer: int = 0) -> int:
-        """Requests allocated from the pool a bio of thread ``issuer`` would take one
-        from (the queue's ``nr_requests``; blk-mq: its hardware context's tags)."""
-        return self.allocated
+    def rl_of(self, r: IORequest) -> int:
+        """The request list a bio (or request) takes its request from: 0 reads (2.6.30+:
+        sync), 1 writes (async)."""
+        return 0 if r.op == READ or (self.sync_lists and r.sync) else 1
+
+    def requests_held(self, issuer: int = 0, op: int = WRITE, sync: bool = True) -> int:
+        """Requests allocated from the pool a bio (``op``, ``sync``) of thread
+        ``issuer`` would take one from (its request list; blk-mq: its hardware
+        context's tags)."""
+        return self.rl_count[0 if op == READ or (self.sync_lists and sync) else 1]
 
     def congested(self) -> bool:
-        """``bdi_write_congested``: too many requests allocated to take more without
-        sleeping for one."""
+        """``bdi_write_congested``: too many requests of the write (async) list
+        allocated to take more without sleeping for one."""
         n = self.nr_requests
-        return self.allocated >= n - n // 8 + 1 or bool(self.waiting)
+        return self.rl_count[1] >= n - n // 8 + 1 or bool(self.waiting[1])
 
     # -- submission ------------------------------------------------------------------
     def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:
@@ -107,10 +123,11 @@ class BlockQueue:
             if bios.op == FLUSH and self.write_through:
                 return self._flush_not_sent(bios, now)
             # fast path: one bio that needs no split and no wait
-            if bios.size_bytes <= self.max_bytes and not self.waiting:
+            rl = 0 if bios.op == READ or (self.sync_lists and bios.sync) else 1
+            if bios.size_bytes <= self.max_bytes and not self.waiting[rl]:
                 bios.submit_ns = now
                 sched = self.sched
-                if (not sched.count and bios.op != FLUSH and self.allocated < self.nr_requests
+                if (not sched.count and bios.op != FLUSH and self.rl_count[rl] < self.nr_requests
                         and not self.flushes and self.device.can_accept()):
                     # nothing queued (so no merge candidate: the hashes only hold queued
                     # requests) and a free device tag: the new request is dispatched
@@ -144,9 +161,13 @@ class BlockQueue:
             bio.on_done(bio)
 
     def _waiters(self, bio: IORequest) -> deque:
-        """The submitters sleeping for the request ``bio`` would need (one queue here;
-        blk-mq: its hardware context's)."""
-        return self.waiting
+        """The submitters sleeping for the request ``bio`` would need (its request
+        list's; blk-mq: its hardware context's)."""
+        return self.waiting[self.rl_of(bio)]
+
+    def _full(self, bio: IORequest) -> bool:
+        """No request left for ``bio`` (its request list is at ``nr_requests``)."""
+        return self.rl_count[self.rl_of(bio)] >= self.nr_requests
 
     def _submit_bios(self, bios: Sequence[IORequest], plug: bool, now: int) -> Event | None:
         """Split, merge or queue each bio; the first that finds no request makes the
@@ -154,18 +175,19 @@ class BlockQueue:
         plug_list: list[IORequest] | None = [] if plug and len(bios) > 1 else None
         call: _Call | None = None
         for bio in self._split(bios, now):
+            if call is not None:
+                call.bios.append(bio)
+                continue
             waiters = self._waiters(bio)
             # A bio merges if it can even while other submitters sleep for a request
             # (blk_queue_bio tries the plug and elevator merges before get_request).
-            if call is None and not self._place(bio, plug_list, may_allocate=not waiters):
+            if not self._place(bio, plug_list, may_allocate=not waiters):
                 if plug_list:
                     self._insert_plugged(plug_list)
                     plug_list = None
-                call = _Call(0, Event(self.sim))
+                call = _Call(bio, Event(self.sim))
                 self.blocked_calls += 1
-            if call is not None:
-                call.remaining += 1
-                waiters.append((bio, call))
+                waiters.append(call)
         if plug_list:
             self._insert_plugged(plug_list)
         self._run_queue()
@@ -208,7 +230,7 @@ class BlockQueue:
         """Merge or allocate a request for ``bio``; False if it needs a request and
         nr_requests is exhausted (or ``may_allocate`` is False)."""
         if bio.op == FLUSH:
-            if not may_allocate or self.allocated >= self.nr_requests:
+            if not may_allocate or self._full(bio):
                 return False
             req = self._new_request(bio)
             self.flushes.append(req)
@@ -217,7 +239,7 @@ class BlockQueue:
             return True
         if self._elevator_merge(bio):
             return True
-        if not may_allocate or self.allocated >= self.nr_requests:
+        if not may_allocate or self._full(bio):
             return False
         req = self._new_request(bio)
         if plug_list is not None:
@@ -233,6 +255,7 @@ class BlockQueue:
         req.submit_ns = bio.submit_ns
         req.queue_ns = now
         self.allocated += 1
+        self.rl_count[self.rl_of(req)] += 1
         self.counters.start(now)
         return req
 
@@ -286,8 +309,13 @@ class BlockQueue:
         req.size_bytes += nxt.size_bytes
         req.parts.extend(nxt.parts)
         self.sched.rehash(req, old_start, old_end)
-        self.allocated -= 1
+        self._freed(nxt)
         self.counters.absorbed(self.sim.now_ns)
+
+    def _freed(self, req: IORequest) -> None:
+        """``freed_request``: ``req``'s request goes back to its list."""
+        self.allocated -= 1
+        self.rl_count[self.rl_of(req)] -= 1
 
     def _insert_plugged(self, plug_list: list[IORequest]) -> None:
         now = self.sim.now_ns
@@ -335,11 +363,12 @@ class BlockQueue:
     def _complete(self, req: IORequest) -> None:
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
-        self.allocated -= 1
+        self._freed(req)
         if self._sched_done is not None:
             self._sched_done(req, now)
-        if self.waiting:
-            self._admit_waiters()
+        waiting = self.waiting[self.rl_of(req)]
+        if waiting:
+            self._admit_waiters(waiting)
         if self.flushes or self.sched.count:
             self._run_queue()
         for bio in req.parts:
@@ -348,15 +377,26 @@ class BlockQueue:
             if bio.on_done is not None:
                 bio.on_done(bio)
 
-    def _admit_waiters(self) -> None:
-        waiting = self.waiting
+    def _admit_waiters(self, waiting: deque) -> None:
+        """Give the sleepers of ``waiting`` requests, first come first served; a call
+        whose next bio needs the other list goes to sleep on that one's queue."""
         while waiting:
-            bio, call = waiting[0]
-            if not self._place(bio, None):
-                break
-            waiting.popleft()
-            call.remaining -= 1
-            if call.remaining == 0:
+            call = waiting[0]
+            bios = call.bios
+            while bios:
+                bio = bios[0]
+                other = self._waiters(bio)
+                if other is not waiting:
+                    waiting.popleft()
+                    other.append(call)
+                    if other[0] is call:
+                        self._admit_waiters(other)
+                    break
+                if not self._place(bio, None):
+                    return
+                bios.popleft()
+            else:
+                waiting.popleft()
                 call.event.succeed()
 
     # -- statistics --------------------------------------------------------------------

@@ -8,6 +8,7 @@ from ..checks import MAX_SECONDS, above, at_least, at_most
 LEGACY_SCHEDULERS = ("noop", "deadline", "cfq")     # the legacy request queue (base.py)
 MQ_SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")   # blk-mq (mq/)
 SCHEDULERS = LEGACY_SCHEDULERS + MQ_SCHEDULERS
+REQUEST_LISTS = ("read_write", "sync_async")     # the legacy queue's two request lists
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,12 @@ class BlockConfig:
     at the oldest request (``models/block/deadline.py``). ``None``: the kernel's
     (``models/linux.py``), and 2.6.18's where no kernel is given. mq-deadline is
     always the newer one.
+    ``request_lists`` (no sysfs name: the kernel's code): how the legacy queue splits its
+    requests into two lists of ``nr_requests`` each (``request_list.count[2]``):
+    ``read_write`` (Linux up to 2.6.29) or ``sync_async`` (2.6.30+, commit 1faa16d2:
+    reads, O_DIRECT / fsync writes and flushes are sync). ``None``: the kernel's
+    (``models/linux.py``), and 2.6.18's where no kernel is given. blk-mq has one tag
+    pool per hardware context and ignores it.
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``.
     kyber: ``read_lat_nsec``, ``write_lat_nsec`` (target latencies, 2 ms / 10 ms).
@@ -54,6 +61,7 @@ class BlockConfig:
     writes_starved: int = 2
     front_merges: bool = True
     deadline_contiguous_batches: bool | None = None
+    request_lists: str | None = None
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0
@@ -73,6 +81,9 @@ class BlockConfig:
             raise ValueError(f"scheduler: must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
         if self.nr_requests is not None:
             at_least(self, 1, "nr_requests")
+        if self.request_lists not in (None, *REQUEST_LISTS):
+            raise ValueError(f"request_lists: must be one of {', '.join(REQUEST_LISTS)}, "
+                             f"got {self.request_lists!r}")
         at_least(self, 1, "read_lat_nsec", "write_lat_nsec", "max_budget_sectors")
         above(self, 0, "timeout_sync_ms")
         at_least(self, 0, "slice_idle_ms")

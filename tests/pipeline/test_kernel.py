@@ -59,6 +59,15 @@ def test_the_release_decides_deadlines_batches_and_an_explicit_setting_wins(comp
     assert _spec(compose, "block=noop").params[key] is None         # no deadline, no key
 
 
+
+def test_the_release_decides_the_request_lists_and_an_explicit_setting_wins(compose):
+    key = "device.sda.queue.request_lists"
+    assert _spec(compose).params[key] == "read_write"                  # 2.6.18
+    for release in ("2.6.32", "3.10", "4.19"):
+        assert _spec(compose, f"kernel='{release}'", "block=noop").params[key] == "sync_async"
+    assert _spec(compose, "block.request_lists=sync_async").params[key] == "sync_async"
+    assert _spec(compose, "kernel='5.15'", "block=default").params[key] is None   # blk-mq
+
 def test_a_setting_the_release_does_not_have_names_its_key(compose):
     with pytest.raises(ConfigError, match="removed in Linux 5.0") as ex:
         _spec(compose, "kernel='6.1'")

@@ -137,11 +137,11 @@ class MQQueue(BlockQueue):
                             else default_nr_requests(cfg.scheduler, device, self.nr_hw_queues))
         self.allocated = 0                              # over all hctxs (iostat, tests)
         self.hctx_allocated = [0] * self.nr_hw_queues
-        self.hctx_waiting: list[deque[tuple[IORequest, _Call]]] = [
-            deque() for _ in range(self.nr_hw_queues)]
+        self.hctx_waiting: list[deque[_Call]] = [deque() for _ in range(self.nr_hw_queues)]
+        self.sync_lists = False                         # the legacy request lists' rule
+        self.rl_count = [0, 0]                          # (unused here: one tag pool)
         self.hctx_dispatched = [0] * self.nr_hw_queues
         self.flushes: deque[IORequest] = deque()
-        self.waiting: deque = deque()   # the legacy queue's; sleepers wait per hctx here
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
@@ -156,7 +156,7 @@ class MQQueue(BlockQueue):
         """The hardware context of the CPU the submitting thread runs on."""
         return (bio.issuer % self.nr_cpus) % self.nr_hw_queues
 
-    def requests_held(self, issuer: int = 0) -> int:
+    def requests_held(self, issuer: int = 0, op: int = 1, sync: bool = True) -> int:
         return self.hctx_allocated[(issuer % self.nr_cpus) % self.nr_hw_queues]
 
     def congested(self) -> bool:
@@ -238,13 +238,13 @@ class MQQueue(BlockQueue):
     def _complete(self, req: IORequest) -> None:
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
-        self.allocated -= 1
+        self._freed(req)
         h = req.tag
         self.hctx_allocated[h] -= 1
         if self._sched_done is not None:
             self._sched_done(req, now)
         if self.hctx_waiting[h]:
-            self._admit_waiters(h)
+            self._admit_waiters(self.hctx_waiting[h])
         if self.flushes or self.sched.count:
             self._run_queue()
         cost = self.io_cost_ns
@@ -264,14 +264,6 @@ class MQQueue(BlockQueue):
             bio.cache_hit = req.cache_hit
             if bio.on_done is not None:
                 bio.on_done(bio)
-
-    def _admit_waiters(self, h: int = 0) -> None:
-        """The legacy queue's admission loop, over hctx ``h``'s sleepers."""
-        idle, self.waiting = self.waiting, self.hctx_waiting[h]
-        try:
-            super()._admit_waiters()
-        finally:
-            self.waiting = idle
 
     def stats(self) -> dict:
         """Per-queue counters (the ``mqstat.<dev>.*`` columns)."""

@@ -117,13 +117,68 @@ def test_bio_merges_while_other_submitters_sleep_for_a_request():
     blk.submit(IORequest(WRITE, 0, 4096))
     blk.submit(IORequest(WRITE, 2**20, 4096))
     sleeper = blk.submit(IORequest(WRITE, 9 * 2**20, 4096))
-    assert sleeper is not None and len(blk.waiting) == 1
+    assert sleeper is not None and len(blk.waiting[WRITE]) == 1
     # mergeable: joins the queued request at once, without waiting behind the sleeper
     assert blk.submit(IORequest(WRITE, 2**20 + 4096, 4096)) is None
     # not mergeable: waits behind the sleeper (FIFO)
     assert blk.submit(IORequest(WRITE, 20 * 2**20, 4096)) is not None
-    assert len(blk.waiting) == 2
+    assert len(blk.waiting[WRITE]) == 2
 
+
+
+def _full_of_writes(lists, sync, n=2):
+    """A noop queue of ``n`` requests per list, its write (or sync) list full."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=n, request_lists=lists))
+    for i in range(n):
+        assert blk.submit(IORequest(WRITE, i * 2**20, 4096, sync=sync)) is None
+    return sim, dev, blk
+
+
+@pytest.mark.parametrize("lists,sync,reader_sleeps", [
+    ("read_write", True, False),     # 2.6.18: a read has its own list
+    ("read_write", False, False),
+    ("sync_async", False, False),    # 2.6.30+: background writeback's async list
+    ("sync_async", True, True),      # ... but O_DIRECT writes share the readers' list
+])
+def test_a_full_write_list_holds_back_only_requests_of_its_own_list(lists, sync, reader_sleeps):
+    sim, dev, blk = _full_of_writes(lists, sync)
+    assert blk.submit(IORequest(WRITE, 9 * 2**20, 4096, sync=sync)) is not None
+    read = blk.submit(IORequest(READ, 20 * 2**20, 4096))
+    assert (read is not None) == reader_sleeps
+    sim.run()
+    # noop serves in arrival order of requests: the read, once it has one, before the
+    # sleeping write; a sleeping read after the write that got the first free request
+    order = [(s[1], s[2]) for s in dev.served]
+    assert order.index((READ, 20 * 2**20)) == (3 if reader_sleeps else 2)
+
+
+def test_congestion_counts_the_write_list_only():
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=8))     # congested from 8-1+1 = 8
+    for i in range(8):
+        blk.submit(IORequest(READ, i * 2**20, 4096))
+    assert blk.requests_held(op=READ) == 8 and not blk.congested()
+    for i in range(7):
+        blk.submit(IORequest(WRITE, (20 + i) * 2**20, 4096))
+    assert blk.requests_held(op=WRITE) == 7 and not blk.congested()
+    blk.submit(IORequest(WRITE, 40 * 2**20, 4096))
+    assert blk.congested()
+
+
+def test_a_sleeping_call_moves_to_the_list_its_next_bio_needs():
+    """One io_submit of a write then a read, the write list full: the submitter sleeps
+    for a write request, then - the read list free - queues its read at once."""
+    sim, dev, blk = _full_of_writes("read_write", True)
+    call = blk.submit([IORequest(WRITE, 9 * 2**20, 4096), IORequest(READ, 30 * 2**20, 4096)])
+    assert call is not None
+    woke = []
+    call.add_callback(lambda _v: woke.append((sim.now_ns, blk.requests_held(op=READ))))
+    sim.run()
+    assert woke == [(1000, 1)]      # the first write completion frees the write request
+    assert blk.requests_held(op=READ) == 0 and blk.requests_held(op=WRITE) == 0
 
 def test_deadline_dispatches_in_sector_order_batches():
     sim = Simulator()

@@ -377,8 +377,9 @@ class Flusher:
 def _no_request(q, own: int) -> bool:
     """``io_submit`` of one more write to block queue ``q`` would sleep for a request
     until one of the submitter's ``own`` writes in flight there completes:
-    ``nr_requests`` are allocated (a blk-mq queue: the tags of the hctx of thread 0, the
-    data-file writes' issuer), or its own writes not yet queued would take the rest.
+    ``nr_requests`` are allocated from the list an O_DIRECT write takes one from (writes;
+    2.6.30+: sync) - a blk-mq queue: the tags of the hctx of thread 0, the data-file
+    writes' issuer -, or its own writes not yet queued would take the rest.
     With none of its own in flight it submits (the write waits in the block queue, its
     page fixed)."""
     n = q.nr_requests
