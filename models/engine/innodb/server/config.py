@@ -55,7 +55,9 @@ numbers 1G blocks of 512 bytes). Percona Server 5.1 (XtraDB 1.0.6-10 on) and 5.5
 there the files must still fit their filesystem (checked as they are created).
 
 ``innodb_flush_method`` (the redo log's side: ``redo.py``): ``O_DIRECT`` / ``ALL_O_DIRECT``
-/ ``O_DIRECT_NO_FSYNC`` open the data files O_DIRECT (``os_file_create``). With
+/ ``O_DIRECT_NO_FSYNC`` open the data files O_DIRECT (``os_file_create``).
+``ALL_O_DIRECT`` is Percona Server's (refused on the other versions, as MySQL refuses
+a value it does not know: "Unrecognized value ... for innodb_flush_method"). With
 ``O_DIRECT_NO_FSYNC`` (MySQL 5.6.7 on; refused on the other versions) ``fil_flush`` of a
 tablespace - ibdata1 too - returns without an fsync (5.6 ``fil_buffering_disabled``): no
 fsync after a flush batch, a single-page flush, the doublewrite copies, a checkpoint's
@@ -146,6 +148,9 @@ class InnoDBServerConfig(CommitConfig):
         if self.innodb_flush_method in FLUSH_METHODS_56 and self.version != "5.6":
             raise ValueError(f"innodb_flush_method: {self.innodb_flush_method} is a MySQL 5.6.7+ "
                              f"value, not of version {self.version!r}")
+        if self.innodb_flush_method == "ALL_O_DIRECT" and not self.version.startswith("percona"):
+            raise ValueError("innodb_flush_method: ALL_O_DIRECT is a Percona Server value "
+                             f"(version percona_5.1 or percona_5.5), not of version {self.version!r}")
         if self.pool_bytes < 5 * 2**20:
             raise ValueError("innodb_buffer_pool_size: must be at least 5M, got "
                              f"{self.innodb_buffer_pool_size!r}")

@@ -155,3 +155,17 @@ def test_a_log_group_within_the_versions_limit_is_valid(version, size, n):
     cfg = InnoDBServerConfig(version=version, innodb_log_file_size=size,
                              innodb_log_files_in_group=n)
     assert cfg.redo().innodb_log_files_in_group == n
+
+
+@pytest.mark.parametrize("version", ["5.1", "5.5", "5.6"])
+def test_all_o_direct_is_refused_outside_percona_server(version):
+    with pytest.raises(ValueError, match=r"^innodb_flush_method: ALL_O_DIRECT is a Percona "
+                                         rf"Server value .*, not of version '{version}'$"):
+        InnoDBServerConfig(version=version, innodb_flush_method="ALL_O_DIRECT")
+
+
+@pytest.mark.parametrize("version", ["percona_5.1", "percona_5.5"])
+def test_all_o_direct_opens_percona_servers_log_files_o_direct_too(version):
+    cfg = InnoDBServerConfig(version=version, innodb_flush_method="ALL_O_DIRECT")
+    assert cfg.data_direct and cfg.data_fsync
+    assert cfg.redo().innodb_flush_method == "ALL_O_DIRECT"
