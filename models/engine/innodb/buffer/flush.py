@@ -32,13 +32,15 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   clean or already being written when its turn comes is skipped. The copies are
   written and synced, then the chunk's pages written home, all submitted at once
   (asynchronous I/O: the block layer sees them together and merges neighbours), their
-  completions awaited before the buffer is reused. Without doublewrite, on native AIO
+  completions awaited and their tablespaces synced before the buffer is reused (every
+  chunk: ``fil_flush_file_spaces`` in 5.1 / 5.5 ``buf_flush_buffered_writes``, in 5.6
+  ``buf_dblwr_update``). Without doublewrite, on native AIO
   (5.5 on) each page is fixed as its own write is submitted (one ``io_submit`` each):
   the flushing thread sleeps while the write I/O threads' slots
   (``innodb_write_io_threads`` x 256) or the block queue's requests (``nr_requests``)
   are all taken, so a batch holds at most that many pages io-fixed, not the whole
   batch; on simulated AIO (5.1) chunks of the write slots are fixed as the doublewrite
-  chunks are. At the end of the batch every tablespace written is synced
+  chunks are; at the end of the batch every tablespace written is synced
   (``buf_dblwr_sync_datafiles`` / ``fil_flush_file_spaces``), except with
   ``innodb_flush_method=nosync`` or ``O_DIRECT_NO_FSYNC``.
 
@@ -253,19 +255,24 @@ class Flusher:
         being written by another batch when its turn comes is skipped (and not counted
         in ``flushed_neighbors``)."""
         spaces: set[int] = set()
-        if self.dblwr is not None:
-            written = yield from self._write_chunks(pages, evict, by, spaces,
-                                                    self.dblwr.batch_pages)
-        elif self.native_aio:
+        if self.dblwr is not None:          # each chunk syncs its own tablespaces
+            return (yield from self._write_chunks(pages, evict, by, spaces,
+                                                  self.dblwr.batch_pages))
+        if self.native_aio:
             written = yield from self._write_aio(pages, evict, by, spaces)
         else:
             written = yield from self._write_chunks(pages, evict, by, spaces, self.write_slots)
+        yield from self._sync_spaces(spaces)
+        return written
+
+    def _sync_spaces(self, spaces: set[int]):
+        """Generator: ``fil_flush_file_spaces(FIL_TABLESPACE)`` over the tablespaces
+        written (none with ``nosync`` / ``O_DIRECT_NO_FSYNC``)."""
         if self.data_fsync:
             files = self.files
             for sp in files.distinct_spaces(spaces):
                 self.data_fsyncs += 1
                 yield files.fsync(sp)
-        return written
 
     def _take(self, p: int, pages: dict[int, bool]) -> bool:
         """``buf_flush_page``: io-fix ``p`` if it is still dirty and not being written."""
@@ -294,7 +301,10 @@ class Flusher:
         """With doublewrite: ``buf_dblwr_add_to_batch`` fixes pages as they are copied
         into the buffer; a full buffer (``chunk`` = ``batch_pages``) is written and
         synced, its pages submitted at once (the block layer merges neighbours), and the
-        next page waits until all of them are written (``batch_running``). Without
+        next page waits until all of them are written and their tablespaces synced
+        (5.1 / 5.5 ``buf_flush_buffered_writes``: ``os_aio_wait_until_no_pending_writes``
+        then ``fil_flush_file_spaces``; 5.6: ``buf_dblwr_update`` at the chunk's last
+        completion, before ``batch_running`` is cleared). Without
         doublewrite on simulated AIO (5.1, the InnoDB Plugin 1.0) ``os_aio`` only queues a
         page in a free slot of the write array (``chunk``: the write threads' slots) for
         the I/O handler threads, so pages are fixed as fast as slots are free."""
@@ -322,6 +332,9 @@ class Flusher:
             yield all_of(sim, evs)
             written += len(part)
             self._count(len(part), evict, by)
+            if dblwr is not None:
+                yield from self._sync_spaces(spaces)
+                spaces.clear()
 
     def _write_aio(self, pages, evict, by, spaces):
         """Without doublewrite, native AIO: ``buf_flush_write_block_low`` submits each
