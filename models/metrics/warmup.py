@@ -63,10 +63,12 @@ def _settled(x, w: int, band: float) -> int:
 
 
 def burst_sustained(values) -> dict:
-    """``warmup_s``, ``burst_tps``, ``sustained_tps`` of a per-second throughput series."""
+    """``warmup_s``, ``burst_tps``, ``sustained_tps`` of a per-second throughput series;
+    an empty one (a run that ended before its first whole second) measured neither
+    rate: NaN, not 0."""
     x = np.asarray(values, dtype=np.float64)
     if len(x) == 0:
-        return {"warmup_s": 0, "burst_tps": 0.0, "sustained_tps": 0.0}
+        return {"warmup_s": 0, "burst_tps": float("nan"), "sustained_tps": float("nan")}
     n = len(x)
     w = warmup(x)
     burst = x[:max(1, min(BURST_S, n // 4))]
