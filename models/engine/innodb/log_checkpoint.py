@@ -28,10 +28,11 @@ the ``RedoLog`` of ``redo.py``.
   ``max_checkpoint_age_async`` it writes a checkpoint (waits for one at
   ``max_checkpoint_age``).
 - **Checkpoint** (``log_checkpoint``): the log flushed up to the oldest modification,
-  the data files synced (``fil_flush_file_spaces``), the checkpoint info - one log
-  block, ``OS_FILE_LOG_BLOCK_SIZE`` bytes - written to the header of the first log
-  file, alternately at ``LOG_CHECKPOINT_1`` / ``_2`` (block 1 / block 3), and the log
-  file synced. Percona Server's ``innodb_log_block_size`` is that block size (the
+  the data files synced (``fil_flush_file_spaces``; not with ``nosync``), the
+  checkpoint info - one log block, ``OS_FILE_LOG_BLOCK_SIZE`` bytes - written to the
+  header of the first log file, alternately at ``LOG_CHECKPOINT_1`` / ``_2`` (block 1
+  / block 3), and the log file synced (``log_io_complete``: not with ``O_DSYNC``,
+  whose log files are opened O_SYNC, nor with ``nosync``). Percona Server's ``innodb_log_block_size`` is that block size (the
   whole header is 4 blocks, ``redo.LOG_FILE_HDR_BLOCKS``): with 4096-byte blocks the
   checkpoint is a 4096-byte write at 4096 / 12288, a whole page - no read-modify-write
   of an uncached header page, as with 512 bytes at 512 / 1536. The master thread also checkpoints periodically
@@ -177,9 +178,11 @@ class LogCheckpointer:
                 yield self.files.fsync(space)
         f = redo.files[0]
         slot = LOG_CHECKPOINT_1 if self.checkpoint_no % 2 == 0 else LOG_CHECKPOINT_2
-        yield redo.fs.pwrite(f, slot * redo.block, redo.block, direct=redo.direct)
-        self.log_fsyncs += 1
-        yield redo.fs.fsync(f)
+        yield redo.fs.pwrite(f, slot * redo.block, redo.block, direct=redo.direct,
+                             sync=redo.open_sync)
+        if redo.cfg.innodb_flush_method not in ("O_DSYNC", "nosync"):   # log_io_complete
+            self.log_fsyncs += 1
+            yield redo.fs.fsync(f)
         self.checkpoint_no += 1
         self.checkpoints += 1
         self.last_checkpoint_lsn = max(self.last_checkpoint_lsn, oldest)

@@ -33,7 +33,8 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   waiter. One fsync therefore covers every commit that appended its records before
   the write started - group commit emerges from threads arriving while a flush runs.
 - **innodb_flush_log_at_trx_commit** (what ``commit_flush(lsn)`` does): 1 = write and
-  fsync at commit; 2 = write at commit, fsync once a second; 0 = nothing at commit.
+  fsync at commit (write only with ``innodb_flush_method=nosync``); 2 = write at
+  commit, fsync once a second; 0 = nothing at commit.
   The master thread calls ``log_buffer_flush_to_disk`` every
   ``innodb_flush_log_at_timeout`` seconds (1 s in 5.1/5.5) whatever the setting.
 - **innodb_flush_method** (``os_file_create``, ``log_write_up_to`` of 5.1-5.6): what
@@ -46,9 +47,13 @@ Modelled after ``log0log.c`` of MySQL 5.1 / InnoDB Plugin 1.0 (the same logic is
   device, a journal commit if the inode changed, the cache flush); ``log_write_up_to``
   then marks the log flushed and never calls ``fil_flush``. As the write is made
   holding ``log_sys->mutex``, no thread can append while the device takes it: group
-  commit has nothing to group. Data files are not affected (still fsync'ed). ``littlesync`` / ``nosync`` (accepted by 5.1-5.6, "for
-  internal testing") change only data-file writes and the checkpoint-info write,
-  which are not modelled here: the redo log behaves as with ``fsync``.
+  commit has nothing to group. Data files are not affected (still fsync'ed).
+  ``littlesync`` (accepted by 5.1-5.6, "for internal testing") is ``fsync`` for the
+  log. ``nosync``: a commit or prepare at ``innodb_flush_log_at_trx_commit=1``
+  writes the log without flushing it, as ``=2`` does (``trx_commit_off_kernel``,
+  ``trx_prepare_off_kernel``: ``log_write_up_to(lsn, ..., FALSE)``); the master
+  thread's once-a-second ``log_buffer_flush_to_disk`` still fsyncs, and the
+  checkpoint side is ``log_checkpoint.py``'s.
   ``ALL_O_DIRECT`` (Percona Server): log files opened O_DIRECT too, fsync still called.
   ``O_DIRECT_NO_FSYNC`` (MySQL 5.6.7+): the log as with ``O_DIRECT`` - opened buffered
   (``os_file_create`` sets O_DIRECT on data files only), ``fil_flush`` after the write
@@ -342,7 +347,7 @@ class RedoLog:
         (``trx_commit_off_kernel`` / ``trx_prepare_off_kernel``)."""
         mode = self.cfg.innodb_flush_log_at_trx_commit
         if mode == 1:
-            yield from self.write_up_to(lsn, True)
+            yield from self.write_up_to(lsn, self.cfg.innodb_flush_method != "nosync")
         elif mode == 2:
             yield from self.write_up_to(lsn, False)
 

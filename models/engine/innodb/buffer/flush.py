@@ -42,7 +42,7 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   batch; on simulated AIO (5.1) chunks of the write slots are fixed as the doublewrite
   chunks are; at the end of the batch every tablespace written is synced
   (``buf_dblwr_sync_datafiles`` / ``fil_flush_file_spaces``), except with
-  ``innodb_flush_method=nosync`` or ``O_DIRECT_NO_FSYNC``.
+  ``innodb_flush_method=O_DIRECT_NO_FSYNC`` (``nosync`` syncs them too).
 
 Deliberately not modelled: several buffer pool instances flushed in parallel, the
 ``buf_pool->mutex`` / flush-list mutex, a flushed page's checksum CPU, the I/O threads'
@@ -267,7 +267,7 @@ class Flusher:
 
     def _sync_spaces(self, spaces: set[int]):
         """Generator: ``fil_flush_file_spaces(FIL_TABLESPACE)`` over the tablespaces
-        written (none with ``nosync`` / ``O_DIRECT_NO_FSYNC``)."""
+        written (none with ``O_DIRECT_NO_FSYNC``)."""
         if self.data_fsync:
             files = self.files
             for sp in files.distinct_spaces(spaces):

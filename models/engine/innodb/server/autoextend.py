@@ -18,7 +18,8 @@ extension:
 - ``fil_extend_space_to_desired_size``: the allocating thread writes zeros over the
   extension through the file (synchronous writes of at most 64 pages, 1 MB, each; O_DIRECT
   with ``innodb_flush_method=O_DIRECT`` as every data-file write), then ``fil_flush``:
-  an ``fsync`` of the file (not with ``nosync``; nor with ``O_DIRECT_NO_FSYNC``, whose
+  an ``fsync`` of the file (with ``nosync`` too: ``fil_flush`` does not look at the
+  method; not with ``O_DIRECT_NO_FSYNC``, whose
   ``fil_flush`` skips tablespaces in 5.6 - extension included). The writes go through the filesystem's
   allocation path (blocks allocated, extents converted, the size journalled), so later
   page writes of the extension overwrite allocated blocks.

@@ -62,8 +62,14 @@ a value it does not know: "Unrecognized value ... for innodb_flush_method"). Wit
 tablespace - ibdata1 too - returns without an fsync (5.6 ``fil_buffering_disabled``): no
 fsync after a flush batch, a single-page flush, the doublewrite copies, a checkpoint's
 ``fil_flush_file_spaces`` or a file extension (5.6 has none after an extension either;
-later 5.7 / 8.0 releases added one). ``nosync``: the model skips the same data-file
-fsyncs except the doublewrite buffer's.
+later 5.7 / 8.0 releases added one). ``nosync`` (5.1-5.6 ``SRV_UNIX_NOSYNC``) is
+narrower: a commit or prepare at ``innodb_flush_log_at_trx_commit=1`` writes the log
+without flushing it (``trx_commit_off_kernel``: ``log_write_up_to(lsn, ..., FALSE)``;
+the master thread's once-a-second flush still fsyncs - ``redo.py``), and a checkpoint
+neither syncs the data files (``log_checkpoint`` skips ``fil_flush_file_spaces``) nor
+the log file after the checkpoint info (``log_io_complete``); every other ``fil_flush``
+- after flush batches, doublewrite copies, single-page flushes, file extensions -
+fsyncs as with ``fsync`` (``fil_flush`` itself does not look at the method).
 
 ``undo_ring_pages`` (not a MySQL variable): the undo pages of ibdata1 the transactions
 write round-robin - the undo that purge has not freed yet; 512 pages (8 MB) stands for
@@ -333,9 +339,15 @@ class InnoDBServerConfig(CommitConfig):
 
     @property
     def data_fsync(self) -> bool:
-        """``fil_flush`` after the flusher's, a checkpoint's and a file extension's
-        data-file writes (not with ``nosync``, nor ``O_DIRECT_NO_FSYNC``)."""
-        return self.innodb_flush_method != "nosync" and not self.fil_buffering_disabled
+        """``fil_flush`` after the flusher's and a file extension's data-file writes (not
+        with ``O_DIRECT_NO_FSYNC``)."""
+        return not self.fil_buffering_disabled
+
+    @property
+    def checkpoint_fsync(self) -> bool:
+        """A checkpoint's ``fil_flush_file_spaces`` (not with ``nosync``, nor with
+        ``O_DIRECT_NO_FSYNC``)."""
+        return self.data_fsync and self.innodb_flush_method != "nosync"
 
     def data_file(self) -> tuple[str, int, bool]:
         """(name, initial bytes, autoextend) of the first ``innodb_data_file_path`` file."""

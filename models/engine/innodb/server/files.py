@@ -17,8 +17,9 @@
   extends the file through the filesystem's allocation path.
 - ``innodb_flush_method``: ``O_DIRECT`` / ``O_DIRECT_NO_FSYNC`` / ``ALL_O_DIRECT`` open
   data files O_DIRECT (no page cache), every other method buffered; ``fsync`` follows
-  data writes except with ``nosync`` and ``O_DIRECT_NO_FSYNC`` (the callers' choice:
-  ``InnoDBServerConfig.data_fsync`` / ``fil_buffering_disabled``).
+  data writes except with ``O_DIRECT_NO_FSYNC``, and a checkpoint's except with
+  ``nosync`` too (the callers' choice: ``InnoDBServerConfig.data_fsync`` /
+  ``checkpoint_fsync`` / ``fil_buffering_disabled``).
 
 A page id is ``space << 32 | page_no``. Growth (``innodb_autoextend_increment``, the
 .ibd steps): ``autoextend.py`` - the thread that allocates a page past a file's free

@@ -112,7 +112,8 @@ class InnoDBServer:
                                cfg.flush_neighbors, cfg.generation,
                                cfg.innodb_write_io_threads, cfg.data_fsync, cfg.native_aio)
         self.ckpt = LogCheckpointer(sim, self.redo, self.pool, self.flusher, self.files,
-                                    cfg.generation, cfg.innodb_thread_concurrency, cfg.data_fsync)
+                                    cfg.generation, cfg.innodb_thread_concurrency,
+                                    cfg.checkpoint_fsync)
         self.cleaner = BackgroundFlusher(sim, cfg, self.pool, self.flusher, self.ckpt)
         self.series = Series(sim, self)
         self.locks = LockTable(sim)

@@ -74,9 +74,10 @@ def test_the_redo_log_is_written_and_fsynced_exactly_as_with_o_direct():
 def _write_run(method, **kw):
     """One client updating a 100k-row table through an 8 MB pool (flush batches and
     single-page flushes), fsync() calls counted per file at the filesystem."""
+    kw = {"innodb_log_file_size": "32M", **kw}
     sim, srv, fs, q = build(tables=T100K, ram_MBps=60.0, innodb_flush_log_at_trx_commit=1,
                             log_bin=False, innodb_buffer_pool_size="8M",
-                            innodb_log_file_size="32M", innodb_flush_method=method, **kw)
+                            innodb_flush_method=method, **kw)
     n = collections.Counter()
     fsync = fs.fsync
 

@@ -115,9 +115,25 @@ def test_flush_log_at_trx_commit(mode, fsyncs, writes):
     assert (redo.fsyncs, redo.writes) == (fsyncs, writes)
 
 
-@pytest.mark.parametrize("mode", [0, 2])
-def test_master_thread_flushes_once_a_second(mode):
-    sim, fs, redo = make(innodb_flush_log_at_trx_commit=mode)
+def test_nosync_commit_writes_without_fsync():
+    """``trx_commit_off_kernel`` at innodb_flush_log_at_trx_commit=1 with nosync:
+    ``log_write_up_to(lsn, ..., FALSE)``, as with 2."""
+    sim, fs, redo = make(innodb_flush_log_at_trx_commit=1, innodb_flush_method="nosync")
+
+    def t():
+        for _ in range(3):
+            lsn = yield from redo.append(100)
+            yield from redo.commit_flush(lsn)
+            yield 1_000_000
+
+    sim.spawn(t())
+    sim.run()
+    assert (redo.fsyncs, redo.writes, redo.flush_requests) == (0, 3, 0)
+
+
+@pytest.mark.parametrize("mode,method", [(0, "O_DIRECT"), (2, "O_DIRECT"), (1, "nosync")])
+def test_master_thread_flushes_once_a_second(mode, method):
+    sim, fs, redo = make(innodb_flush_log_at_trx_commit=mode, innodb_flush_method=method)
     redo.start_master()
 
     def t():
@@ -161,8 +177,8 @@ def test_o_dsync_log_writes_wait_for_the_device_and_need_no_fsync(flush):
 @pytest.mark.parametrize("method", ["fsync", "littlesync", "nosync", "O_DIRECT"])
 def test_buffered_log_methods_write_to_the_cache_and_fsync(method):
     """fsync / O_DIRECT / littlesync / nosync: log files buffered; the write returns
-    at once and log_write_up_to fsyncs them (littlesync and nosync change only data
-    file writes and checkpoint-info writes)."""
+    at once and log_write_up_to(lsn, flush=True) fsyncs them (nosync changes what a
+    commit asks for: test_nosync_commit_writes_without_fsync)."""
     sim, fs, redo = make(innodb_flush_method=method)
     done = []
 
