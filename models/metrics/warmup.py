@@ -64,11 +64,11 @@ def _settled(x, w: int, band: float) -> int:
 
 def burst_sustained(values) -> dict:
     """``warmup_s``, ``burst_tps``, ``sustained_tps`` of a per-second throughput series;
-    an empty one (a run that ended before its first whole second) measured neither
-    rate: NaN, not 0."""
+    an empty one (a run that ended before its first whole second) measured none of
+    them: no columns (not 0 tps; not NaN, which no result equals)."""
     x = np.asarray(values, dtype=np.float64)
     if len(x) == 0:
-        return {"warmup_s": 0, "burst_tps": float("nan"), "sustained_tps": float("nan")}
+        return {}
     n = len(x)
     w = warmup(x)
     burst = x[:max(1, min(BURST_S, n // 4))]

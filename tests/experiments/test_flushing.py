@@ -184,12 +184,11 @@ def _slow_hdd_series() -> dict:
     return {a: _series(f"hdd_{a}", *SLOW_HDD) for a in ("percona_keep_average", *KEEP_AVERAGE_PEERS)}
 
 
-@pytest.mark.xfail(strict=True, reason="since de34f4a (queued write-through writes that "
-                   "continue the one being written stream on the member disks) estimate "
-                   "writes 1.58 pages per transaction on the slow HDDs, keep_average 1.60: "
-                   "within 5 %, so its extra writes no longer explain its lower throughput "
-                   "alone (seed 0)")
 def test_keep_average_writes_more_pages_per_transaction_on_the_slow_hdd():
+    """Seed 0 on 1e13c86: keep_average 1.55 pages per transaction, estimate 1.46, native
+    1.30 (a strict xfail from de34f4a, when estimate wrote 1.58 and keep_average 1.60,
+    until the legacy queue's per-direction request lists, 1f754b3, and each doublewrite
+    chunk's tablespace fsync, 1e13c86 - not separated)."""
     slow = _slow_hdd_series()
     ka = slow["percona_keep_average"]
     for a in KEEP_AVERAGE_PEERS:

@@ -61,7 +61,9 @@ def notpm_over_time(new_orders_per_s, last_s: float = 1.0) -> dict:
     count may cover ``last_s`` seconds (a run of 10.5 s: its last 1.5; of 0.5 s: 0.5):
     it is taken as the rate over that span."""
     rates = list(new_orders_per_s)
-    if rates and last_s != 1.0:
+    if not rates:
+        return {}
+    if last_s != 1.0:
         rates[-1] = rates[-1] / last_s
     b = burst_sustained(rates)
     return {"warmup_s": b["warmup_s"], "notpm_burst": 60.0 * b["burst_tps"],

@@ -14,8 +14,8 @@ past the async point (``flushed_preflush``) and the batches at the sync point
 they began waiting in the second). Per-device iostat of the same seconds is the
 ``iostat`` detail table (``results.sample_ms``).
 
-``summary()``: burst vs sustained throughput of ``trx`` (``metrics.warmup``; NaN for a run
-that ended before its first whole second).
+``summary()``: burst vs sustained throughput of ``trx`` (``metrics.warmup``; nothing for
+a run that ended before its first whole second).
 """
 from __future__ import annotations
 
