@@ -39,10 +39,13 @@ flush of a user thread, neighbours, the write-ahead rule, doublewrite, data-file
   the flushing thread sleeps while the write I/O threads' slots
   (``innodb_write_io_threads`` x 256) or the block queue's requests (``nr_requests``)
   are all taken, so a batch holds at most that many pages io-fixed, not the whole
-  batch; on simulated AIO (5.1) chunks of the write slots are fixed as the doublewrite
-  chunks are; at the end of the batch every tablespace written is synced
-  (``buf_dblwr_sync_datafiles`` / ``fil_flush_file_spaces``), except with
-  ``innodb_flush_method=O_DIRECT_NO_FSYNC`` (``nosync`` syncs them too).
+  batch, and at the end of the batch every tablespace written is synced
+  (``buf_flush_sync_datafiles`` / ``buf_dblwr_sync_datafiles``), except with
+  ``innodb_flush_method=O_DIRECT_NO_FSYNC`` (``nosync`` syncs them too); on simulated
+  AIO (the 5.1 code bases: built-in, Plugin 1.0, XtraDB 5.1) chunks of the write
+  slots are fixed as the doublewrite chunks are, and nothing is synced after the
+  batch (``buf_flush_buffered_writes`` only wakes the simulated AIO threads): the
+  data files are synced at checkpoints.
 
 Deliberately not modelled: several buffer pool instances flushed in parallel, the
 ``buf_pool->mutex`` / flush-list mutex, a flushed page's checksum CPU, the I/O threads'
@@ -258,11 +261,12 @@ class Flusher:
         if self.dblwr is not None:          # each chunk syncs its own tablespaces
             return (yield from self._write_chunks(pages, evict, by, spaces,
                                                   self.dblwr.batch_pages))
-        if self.native_aio:
-            written = yield from self._write_aio(pages, evict, by, spaces)
-        else:
-            written = yield from self._write_chunks(pages, evict, by, spaces, self.write_slots)
-        yield from self._sync_spaces(spaces)
+        if not self.native_aio:
+            # the 5.1 code bases: buf_flush_buffered_writes without doublewrite only
+            # wakes the simulated AIO threads - no fil_flush_file_spaces after the batch
+            return (yield from self._write_chunks(pages, evict, by, spaces, self.write_slots))
+        written = yield from self._write_aio(pages, evict, by, spaces)
+        yield from self._sync_spaces(spaces)     # 5.5 / 5.6 buf_flush_sync_datafiles
         return written
 
     def _sync_spaces(self, spaces: set[int]):

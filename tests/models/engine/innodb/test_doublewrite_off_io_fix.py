@@ -55,6 +55,13 @@ def test_a_batch_of_1000_pages_holds_at_most_the_queue_s_requests_io_fixed(versi
     else:
         assert q.nr_requests // 2 < most <= q.nr_requests   # 128, not 1,000
     assert fl.io_fixed_max == most
+    # the tablespace's syncs: one per doublewrite chunk (buf_flush_buffered_writes /
+    # 5.6 buf_dblwr_update), one at the batch's end without doublewrite (5.5 / 5.6
+    # buf_flush_sync_datafiles), none in the 5.1 code base without it
+    if doublewrite:
+        assert fl.data_fsyncs == -(-1000 // srv.dblwr.batch_pages)          # 9
+    else:
+        assert fl.data_fsyncs == (0 if version == "5.1" else 1)
 
 
 def test_doublewrite_off_is_not_slower_on_the_x25e_with_a_32m_pool():
