@@ -98,16 +98,19 @@ class BlockQueue:
         self._wake_at: int | None = None
         device.on_complete = self._complete
 
+    def request_list(self, op: int, sync: bool) -> int:
+        """The request list a bio of ``op`` (``sync``) takes its request from: 0 reads
+        (2.6.30+: sync), 1 writes (async)."""
+        return 0 if op == READ or (self.sync_lists and sync) else 1
+
     def rl_of(self, r: IORequest) -> int:
-        """The request list a bio (or request) takes its request from: 0 reads (2.6.30+:
-        sync), 1 writes (async)."""
-        return 0 if r.op == READ or (self.sync_lists and r.sync) else 1
+        return self.request_list(r.op, r.sync)
 
     def requests_held(self, issuer: int = 0, op: int = WRITE, sync: bool = True) -> int:
         """Requests allocated from the pool a bio (``op``, ``sync``) of thread
         ``issuer`` would take one from (its request list; blk-mq: its hardware
         context's tags)."""
-        return self.rl_count[0 if op == READ or (self.sync_lists and sync) else 1]
+        return self.rl_count[self.request_list(op, sync)]
 
     def congested(self) -> bool:
         """``bdi_write_congested``: too many requests of the write (async) list
@@ -123,7 +126,7 @@ class BlockQueue:
             if bios.op == FLUSH and self.write_through:
                 return self._flush_not_sent(bios, now)
             # fast path: one bio that needs no split and no wait
-            rl = 0 if bios.op == READ or (self.sync_lists and bios.sync) else 1
+            rl = 0 if bios.op == READ or (self.sync_lists and bios.sync) else 1   # rl_of
             if bios.size_bytes <= self.max_bytes and not self.waiting[rl]:
                 bios.submit_ns = now
                 sched = self.sched
