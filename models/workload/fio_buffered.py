@@ -140,7 +140,8 @@ class FioBufferedJob(FioGroup):
     def _job(self, j: int, f, draws: _Draws):
         cfg, fs, sim = self.cfg, self.fs, self.sim
         bs, start = cfg.bs_bytes, self.offset_bytes
-        rate = RateCap(cfg, sim.now_ns) if any(rate_ns_per_io(cfg)) else None
+        rate = (RateCap(cfg, sim.now_ns, self.measure_from_ns) if any(rate_ns_per_io(cfg))
+                else None)
         min_rate = MinRate(cfg, sim.now_ns) if any(min_bytes_per_s(cfg)) else None
         think_ns = int(round(cfg.thinktime_us * 1000))
         sync = fs.fsync if cfg.fsync else fs.fdatasync

@@ -9,7 +9,8 @@
   where both are set, as fio's ``__setup_rate``). A direction's k-th I/O is issued no
   earlier than k x bs / rate after the job started (fio's ``rate_next_io_time``); a
   mixed job whose drawn direction is ahead of its rate takes the other direction if
-  that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). Trim
+  that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). The
+  count starts over at the ramp's end (``reset_all_stats``). Trim
   caps are accepted and unused (no trims are issued). Not modelled: fio's quiesce of
   the I/Os in flight before it sleeps for the rate, ``rate_process=poisson``;
 - minimum rate: ``rate_min`` (bytes a second) / ``rate_iops_min``, ``r[,w]`` as the
@@ -64,9 +65,13 @@ def rate_ns_per_io(cfg) -> tuple[float, float]:
 
 
 class RateCap:
-    """fio's rate limit of one job: when the next I/O of each direction is due."""
+    """fio's rate limit of one job: when the next I/O of each direction is due. At
+    ``restart_ns`` (the ramp's end) the count starts over from there, as fio's
+    ``reset_all_stats`` zeroes ``rate_io_issue_bytes`` / ``rate_next_io_time`` and
+    resets ``td->start``: what the job fell behind during the ramp is not caught up
+    in a burst after it."""
 
-    def __init__(self, cfg, t0_ns: int) -> None:
+    def __init__(self, cfg, t0_ns: int, restart_ns: int | None = None) -> None:
         self.ns = dict(zip((READ, WRITE), rate_ns_per_io(cfg)))
         mixed = cfg.mode in ("randrw", "readwrite")
         fixed = WRITE if cfg.mode in ("write", "randwrite") else READ
@@ -75,6 +80,12 @@ class RateCap:
         self.mixed = mixed
         self.ios = {READ: 0, WRITE: 0}
         self.t0 = t0_ns
+        self.restart_ns = restart_ns if restart_ns is not None and restart_ns > t0_ns else None
+
+    def _restart(self, now_ns: int) -> None:
+        if self.restart_ns is not None and now_ns >= self.restart_ns:
+            self.t0, self.restart_ns = self.restart_ns, None
+            self.ios = {READ: 0, WRITE: 0}
 
     def due_ns(self, op: int) -> float:
         """When the next I/O of ``op`` may be issued (``t0`` when uncapped)."""
@@ -82,6 +93,7 @@ class RateCap:
 
     def backlog(self, op: int, now_ns: int) -> float:
         """I/Os of ``op`` due by now and not issued (inf: no cap)."""
+        self._restart(now_ns)
         if not self.ns[op]:
             return math.inf
         return int((now_ns - self.t0) / self.ns[op]) + 1 - self.ios[op]
@@ -93,6 +105,7 @@ class RateCap:
 
     def choose(self, op: int, now_ns: int) -> tuple[int, int]:
         """fio's ``rate_ddir``: the direction to issue and how long to sleep first."""
+        self._restart(now_ns)
         other = WRITE if op == READ else READ
         if self.due_ns(op) <= now_ns:
             return op, 0
@@ -172,7 +185,7 @@ class Pace:
         job = self.job
         sim = job.fio.sim
         if self.rated and self.rate is None:
-            self.rate = RateCap(self.cfg, sim.now_ns)
+            self.rate = RateCap(self.cfg, sim.now_ns, self.job.fio.measure_from_ns)
         if self.min_rated and self.min_rate is None:
             self.min_rate = MinRate(self.cfg, sim.now_ns)
         if self.thinking:
