@@ -20,6 +20,12 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   (``BlockConfig.request_lists``). When its list is full the submitter sleeps
   (``submit`` returns an ``Event`` that fires once all of its bios are queued) on that
   list's wait queue, FIFO; a full write list does not hold a reader back.
+  **Batching** (``ioc_set_batching`` / ``ioc_batching``): the thread whose request
+  fills a list (``count + 1 >= nr_requests``) - or, once full, the sleeper woken by a
+  freed request - becomes a "batcher": for ``BLK_BATCH_REQ`` (32, ``q->nr_batching``)
+  requests or ``BLK_BATCH_TIME`` (20 ms) it allocates past the full list, up to 3/2
+  ``nr_requests`` ("prevent huge request allocations"); the list stays full - and its
+  sleepers asleep - until it is back below ``nr_requests``.
 - **Dispatch**: the scheduler (noop / deadline / cfq) picks what goes next whenever the
   device's command queue (``Device.queue_depth``, the TCQ/NCQ depth) has a free slot.
   FLUSH requests bypass the scheduler and are dispatched first; on a device whose
@@ -32,10 +38,9 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   (``blk_queue_congestion_threshold``); background writeback backs off from a
   congested queue (``models/fs/writeback.py``) instead of sleeping in it.
 
-Deliberately not modelled: blk-mq (``mq/``), request batching after a wake-up (a woken
-"batcher" may take up to 32 requests past a full list, to 3/2 ``nr_requests``), cfq's
-``may_queue`` exemption, the congestion-off hysteresis, unplug timers (a plug is
-flushed when the submission call ends).
+Deliberately not modelled: blk-mq (``mq/``), cfq's ``may_queue`` exemption, the
+congestion-off hysteresis, unplug timers (a plug is flushed when the submission call
+ends). A thread's batching state is keyed by its ``issuer`` (its ``io_context``).
 """
 from __future__ import annotations
 
@@ -51,6 +56,9 @@ from .config import BlockConfig
 from .deadline import Deadline
 from .noop import Noop
 from .scheduler import Scheduler, merge_key
+
+BLK_BATCH_REQ = 32                  # q->nr_batching
+BLK_BATCH_TIME_NS = 20_000_000      # HZ / 50
 
 SCHEDULER_CLASSES = {"noop": lambda cfg: Noop(), "deadline": Deadline, "cfq": CFQ}
 
@@ -89,7 +97,9 @@ class BlockQueue:
         # request_list.count / .wait: [0] reads (2.6.30+: sync), [1] writes (async)
         self.sync_lists = self.cfg.request_lists == "sync_async"
         self.rl_count = [0, 0]
+        self.rl_full = [False, False]     # blk_queue_full(q, rw)
         self.waiting: tuple[deque[_Call], deque[_Call]] = (deque(), deque())
+        self._batch: dict[int, list] = {}  # issuer -> [nr_batch_requests, last_waited_ns]
         self.flushes: deque[IORequest] = deque()
         self.counters = IostatCounters()
         self.blocked_calls = 0
@@ -130,7 +140,7 @@ class BlockQueue:
             if bios.size_bytes <= self.max_bytes and not self.waiting[rl]:
                 bios.submit_ns = now
                 sched = self.sched
-                if (not sched.count and bios.op != FLUSH and self.rl_count[rl] < self.nr_requests
+                if (not sched.count and bios.op != FLUSH and self.rl_count[rl] + 1 < self.nr_requests
                         and not self.flushes and self.device.can_accept()):
                     # nothing queued (so no merge candidate: the hashes only hold queued
                     # requests) and a free device tag: the new request is dispatched
@@ -168,9 +178,33 @@ class BlockQueue:
         list's; blk-mq: its hardware context's)."""
         return self.waiting[self.rl_of(bio)]
 
+    def _batching(self, issuer: int) -> bool:
+        """``ioc_batching``: the thread may allocate past a full list."""
+        b = self._batch.get(issuer)
+        return b is not None and (b[0] == BLK_BATCH_REQ or (
+            b[0] > 0 and self.sim.now_ns < b[1] + BLK_BATCH_TIME_NS))
+
     def _full(self, bio: IORequest) -> bool:
-        """No request left for ``bio`` (its request list is at ``nr_requests``)."""
-        return self.rl_count[self.rl_of(bio)] >= self.nr_requests
+        """``get_request``'s verdict: no request for ``bio`` now (its list full and the
+        thread no batcher, or 3/2 ``nr_requests`` allocated). Else the request is
+        counted against the thread's batch where the list is full."""
+        c = self.rl_of(bio)
+        count, nr = self.rl_count[c], self.nr_requests
+        batcher = False
+        if count + 1 >= nr:
+            issuer = bio.issuer
+            if not self.rl_full[c]:
+                if not self._batching(issuer):              # ioc_set_batching
+                    self._batch[issuer] = [BLK_BATCH_REQ, self.sim.now_ns]
+                self.rl_full[c] = True
+            elif not self._batching(issuer):
+                return True
+            batcher = self._batching(issuer)
+        if count >= 3 * nr // 2:
+            return True
+        if batcher:
+            self._batch[bio.issuer][0] -= 1
+        return False
 
     def _submit_bios(self, bios: Sequence[IORequest], plug: bool, now: int) -> Event | None:
         """Split, merge or queue each bio; the first that finds no request makes the
@@ -183,8 +217,10 @@ class BlockQueue:
                 continue
             waiters = self._waiters(bio)
             # A bio merges if it can even while other submitters sleep for a request
-            # (blk_queue_bio tries the plug and elevator merges before get_request).
-            if not self._place(bio, plug_list, may_allocate=not waiters):
+            # (blk_queue_bio tries the plug and elevator merges before get_request);
+            # a batcher allocates past them.
+            if not self._place(bio, plug_list,
+                               may_allocate=not waiters or self._batching(bio.issuer)):
                 if plug_list:
                     self._insert_plugged(plug_list)
                     plug_list = None
@@ -316,9 +352,13 @@ class BlockQueue:
         self.counters.absorbed(self.sim.now_ns)
 
     def _freed(self, req: IORequest) -> None:
-        """``freed_request``: ``req``'s request goes back to its list."""
+        """``freed_request``: ``req``'s request goes back to its list, which is no
+        longer full once below ``nr_requests``."""
         self.allocated -= 1
-        self.rl_count[self.rl_of(req)] -= 1
+        c = self.rl_of(req)
+        self.rl_count[c] -= 1
+        if self.rl_count[c] + 1 <= self.nr_requests:
+            self.rl_full[c] = False
 
     def _insert_plugged(self, plug_list: list[IORequest]) -> None:
         now = self.sim.now_ns
@@ -369,8 +409,9 @@ class BlockQueue:
         self._freed(req)
         if self._sched_done is not None:
             self._sched_done(req, now)
-        waiting = self.waiting[self.rl_of(req)]
-        if waiting:
+        c = self.rl_of(req)
+        waiting = self.waiting[c]
+        if waiting and not self.rl_full[c]:   # __freed_request wakes a sleeper only then
             self._admit_waiters(waiting)
         if self.flushes or self.sched.count:
             self._run_queue()

@@ -140,6 +140,8 @@ class MQQueue(BlockQueue):
         self.hctx_waiting: list[deque[_Call]] = [deque() for _ in range(self.nr_hw_queues)]
         self.sync_lists = False                         # the legacy request lists' rule
         self.rl_count = [0, 0]                          # (unused here: one tag pool)
+        self.rl_full = [False, False]
+        self._batch: dict = {}                          # no batchers: tags are tags
         self.hctx_dispatched = [0] * self.nr_hw_queues
         self.flushes: deque[IORequest] = deque()
         self.counters = IostatCounters()

@@ -88,8 +88,9 @@ def test_nr_requests_blocks_the_next_submitter_until_a_request_completes():
     dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
     blk = BlockQueue(sim, dev, BlockConfig(nr_requests=4))
     gates = []
-    for i in range(5):  # far apart: no merging
-        gates.append(blk.submit(IORequest(WRITE, i * 10 * 2**20, 4096)))
+    for i in range(5):  # far apart: no merging; five threads (a thread filling the
+        # list would go on as a batcher: test_a_thread_that_fills_the_list_...)
+        gates.append(blk.submit(IORequest(WRITE, i * 10 * 2**20, 4096, issuer=i + 1)))
     assert gates[:4] == [None] * 4
     fifth = gates[4]
     assert fifth is not None and not fifth.triggered
@@ -100,39 +101,94 @@ def test_nr_requests_blocks_the_next_submitter_until_a_request_completes():
     assert blk.counters.ios[WRITE] == 5
 
 
+
+def test_a_thread_that_fills_the_list_goes_on_as_a_batcher_to_3_2_nr_requests():
+    """get_request: the allocation that fills the list (count + 1 >= nr_requests) marks
+    it full and its thread a batcher, which may go on past it - to 3/2 nr_requests
+    ("prevent huge request allocations") - while another thread sleeps at once."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=4))
+    gates = [blk.submit(IORequest(WRITE, i * 2**20, 4096, issuer=1)) for i in range(7)]
+    assert gates[:6] == [None] * 6 and gates[6] is not None
+    assert blk.requests_held(op=WRITE) == 6
+    assert blk.submit(IORequest(WRITE, 50 * 2**20, 4096, issuer=2)) is not None
+
+
+def test_a_batch_is_32_requests_or_20_ms():
+    """ioc_batching: nr_batch_requests == 32, or some left and within BLK_BATCH_TIME."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=10**9, queue_depth=1)      # nothing completes
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=64))
+    for i in range(95):                # 63 below the full mark, then a batch of 32
+        assert blk.submit(IORequest(WRITE, i * 2**20, 4096, issuer=1)) is None, i
+    assert blk.submit(IORequest(WRITE, 200 * 2**20, 4096, issuer=1)) is not None
+
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=10**9, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=64))
+    for i in range(64):                # fills the list: a batch begins, 31 left
+        assert blk.submit(IORequest(WRITE, i * 2**20, 4096, issuer=1)) is None
+    late = []
+
+    def later(t_ns, off):
+        yield t_ns - sim.now_ns
+        late.append(blk.submit(IORequest(WRITE, off, 4096, issuer=1)))
+    sim.spawn(later(19_000_000, 300 * 2**20))      # within 20 ms: allocates
+    sim.spawn(later(21_000_000, 301 * 2**20))      # after: sleeps
+    sim.run(until_ns=30_000_000)
+    assert late[0] is None and late[1] is not None
+
+
+def test_a_woken_sleeper_takes_its_batch():
+    """A thread woken by a freed request becomes a batcher: its three bios are queued
+    at the first completion, not one per completion."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(nr_requests=4))
+    for i in range(4):
+        blk.submit(IORequest(WRITE, i * 2**20, 4096, issuer=1 + i))
+    call = blk.submit([IORequest(WRITE, (10 + i) * 2**20, 4096, issuer=9) for i in range(3)])
+    assert call is not None
+    woke = []
+    call.add_callback(lambda _v: woke.append((sim.now_ns, blk.requests_held(op=WRITE))))
+    sim.run()
+    assert woke == [(1000, 6)]
+
 def test_blocked_submitter_can_still_merge_without_a_new_request():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
     blk = BlockQueue(sim, dev, BlockConfig(nr_requests=2))
-    blk.submit(IORequest(WRITE, 0, 4096))
-    blk.submit(IORequest(WRITE, 2**20, 4096))
-    assert blk.submit(IORequest(WRITE, 2**20 + 4096, 4096)) is None  # back merge
-    assert blk.submit(IORequest(WRITE, 5 * 2**20, 4096)) is not None
+    blk.submit(IORequest(WRITE, 0, 4096, issuer=1))
+    blk.submit(IORequest(WRITE, 2**20, 4096, issuer=2))
+    assert blk.submit(IORequest(WRITE, 2**20 + 4096, 4096, issuer=3)) is None  # back merge
+    assert blk.submit(IORequest(WRITE, 5 * 2**20, 4096, issuer=3)) is not None
 
 
 def test_bio_merges_while_other_submitters_sleep_for_a_request():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
     blk = BlockQueue(sim, dev, BlockConfig(nr_requests=2))
-    blk.submit(IORequest(WRITE, 0, 4096))
-    blk.submit(IORequest(WRITE, 2**20, 4096))
-    sleeper = blk.submit(IORequest(WRITE, 9 * 2**20, 4096))
+    blk.submit(IORequest(WRITE, 0, 4096, issuer=1))
+    blk.submit(IORequest(WRITE, 2**20, 4096, issuer=2))
+    sleeper = blk.submit(IORequest(WRITE, 9 * 2**20, 4096, issuer=3))
     assert sleeper is not None and len(blk.waiting[WRITE]) == 1
     # mergeable: joins the queued request at once, without waiting behind the sleeper
-    assert blk.submit(IORequest(WRITE, 2**20 + 4096, 4096)) is None
+    assert blk.submit(IORequest(WRITE, 2**20 + 4096, 4096, issuer=4)) is None
     # not mergeable: waits behind the sleeper (FIFO)
-    assert blk.submit(IORequest(WRITE, 20 * 2**20, 4096)) is not None
+    assert blk.submit(IORequest(WRITE, 20 * 2**20, 4096, issuer=4)) is not None
     assert len(blk.waiting[WRITE]) == 2
 
 
 
 def _full_of_writes(lists, sync, n=2):
-    """A noop queue of ``n`` requests per list, its write (or sync) list full."""
+    """A noop queue of ``n`` requests per list, its write (or sync) list full (by ``n``
+    threads: the later submitters are others, no batchers)."""
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
     blk = BlockQueue(sim, dev, BlockConfig(nr_requests=n, request_lists=lists))
     for i in range(n):
-        assert blk.submit(IORequest(WRITE, i * 2**20, 4096, sync=sync)) is None
+        assert blk.submit(IORequest(WRITE, i * 2**20, 4096, sync=sync, issuer=10 + i)) is None
     return sim, dev, blk
 
 

@@ -115,7 +115,9 @@ def test_nr_requests_per_hctx_blocks_the_next_submitter_like_the_legacy_queue():
         sim = Simulator()
         dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
         blk = queue_cls(sim, dev, BlockConfig(scheduler=scheduler, nr_requests=4))
-        gates = [blk.submit(IORequest(WRITE, i * 10 * MB, 4096)) for i in range(5)]
+        # five threads on one CPU (nr_cpus 1: one hctx); on the legacy queue one thread
+        # filling the list would go on as a batcher
+        gates = [blk.submit(IORequest(WRITE, i * 10 * MB, 4096, issuer=i)) for i in range(5)]
         assert gates[:4] == [None] * 4 and not gates[4].triggered
         woke = []
         gates[4].add_callback(lambda _v: woke.append(sim.now_ns))

@@ -271,7 +271,7 @@ DIGESTS = {
     'cfq_two_jobs_qd4': '68eec6c975109b32',
     'noop_batch4_merging': '31ef6b5f0d53844d',
     'split_1m_by_max_sectors_kb': 'c41c46000e9de6e1',
-    'nr_requests_4_waits': 'd3ccea26daa39849',
+    'nr_requests_4_waits': '59978b6fde33644d',
     'queue_depth_4_queues_in_the_elevator': '43527017312171f2',
     'ssd_queue_depth_4': 'da18fef4342232ac',
     'raid10_randread_qd32': 'a68fc30db9ebd642',
