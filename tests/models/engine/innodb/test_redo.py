@@ -100,9 +100,12 @@ def test_threads_arriving_during_a_flush_share_the_next_fsync():
     assert [c[1] for c in fs.calls] == ["pwrite", "fsync", "pwrite", "fsync"]
 
 
-@pytest.mark.parametrize("mode,fsyncs,writes", [(0, 0, 0), (2, 0, 3), (1, 3, 3)])
-def test_flush_log_at_trx_commit(mode, fsyncs, writes):
-    sim, fs, redo = make(innodb_flush_log_at_trx_commit=mode)
+@pytest.mark.parametrize("mode,method,fsyncs,writes,requests", [
+    (0, "O_DIRECT", 0, 0, 0), (2, "O_DIRECT", 0, 3, 0), (1, "O_DIRECT", 3, 3, 3),
+    # trx_commit_off_kernel at 1 with nosync: log_write_up_to(lsn, ..., FALSE), as 2
+    (1, "nosync", 0, 3, 0)])
+def test_flush_log_at_trx_commit(mode, method, fsyncs, writes, requests):
+    sim, fs, redo = make(innodb_flush_log_at_trx_commit=mode, innodb_flush_method=method)
 
     def t():
         for _ in range(3):
@@ -112,23 +115,7 @@ def test_flush_log_at_trx_commit(mode, fsyncs, writes):
 
     sim.spawn(t())
     sim.run()
-    assert (redo.fsyncs, redo.writes) == (fsyncs, writes)
-
-
-def test_nosync_commit_writes_without_fsync():
-    """``trx_commit_off_kernel`` at innodb_flush_log_at_trx_commit=1 with nosync:
-    ``log_write_up_to(lsn, ..., FALSE)``, as with 2."""
-    sim, fs, redo = make(innodb_flush_log_at_trx_commit=1, innodb_flush_method="nosync")
-
-    def t():
-        for _ in range(3):
-            lsn = yield from redo.append(100)
-            yield from redo.commit_flush(lsn)
-            yield 1_000_000
-
-    sim.spawn(t())
-    sim.run()
-    assert (redo.fsyncs, redo.writes, redo.flush_requests) == (0, 3, 0)
+    assert (redo.fsyncs, redo.writes, redo.flush_requests) == (fsyncs, writes, requests)
 
 
 @pytest.mark.parametrize("mode,method", [(0, "O_DIRECT"), (2, "O_DIRECT"), (1, "nosync")])
@@ -178,7 +165,7 @@ def test_o_dsync_log_writes_wait_for_the_device_and_need_no_fsync(flush):
 def test_buffered_log_methods_write_to_the_cache_and_fsync(method):
     """fsync / O_DIRECT / littlesync / nosync: log files buffered; the write returns
     at once and log_write_up_to(lsn, flush=True) fsyncs them (nosync changes what a
-    commit asks for: test_nosync_commit_writes_without_fsync)."""
+    commit asks for: test_flush_log_at_trx_commit)."""
     sim, fs, redo = make(innodb_flush_method=method)
     done = []
 
