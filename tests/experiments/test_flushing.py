@@ -184,11 +184,13 @@ def _slow_hdd_series() -> dict:
     return {a: _series(f"hdd_{a}", *SLOW_HDD) for a in ("percona_keep_average", *KEEP_AVERAGE_PEERS)}
 
 
+@pytest.mark.xfail(strict=True, reason="since be73437 (2.6's request batching) estimate "
+                   "writes 1.48 pages per transaction on the slow HDDs, keep_average 1.55: "
+                   "4.6 % more, not 5 % (seed 0; 1.46 against 1.55 on 685e34f, before "
+                   "batching; 1.58 against 1.60 from de34f4a to 1e13c86)")
 def test_keep_average_writes_more_pages_per_transaction_on_the_slow_hdd():
-    """Seed 0 on 1e13c86: keep_average 1.55 pages per transaction, estimate 1.46, native
-    1.30 (a strict xfail from de34f4a, when estimate wrote 1.58 and keep_average 1.60,
-    until the legacy queue's per-direction request lists, 1f754b3, and each doublewrite
-    chunk's tablespace fsync, 1e13c86 - not separated)."""
+    """keep_average holds the checkpoint age lower and writes pages that are dirtied
+    again soon after: more pages written per transaction than estimate or native."""
     slow = _slow_hdd_series()
     ka = slow["percona_keep_average"]
     for a in KEEP_AVERAGE_PEERS:
