@@ -184,7 +184,7 @@ class BlockQueue:
         return b is not None and (b[0] == BLK_BATCH_REQ or (
             b[0] > 0 and self.sim.now_ns < b[1] + BLK_BATCH_TIME_NS))
 
-    def _full(self, bio: IORequest) -> bool:
+    def _get_request_fails(self, bio: IORequest) -> bool:
         """``get_request``'s verdict: no request for ``bio`` now (its list full and the
         thread no batcher, or 3/2 ``nr_requests`` allocated). Else the request is
         counted against the thread's batch where the list is full."""
@@ -269,7 +269,7 @@ class BlockQueue:
         """Merge or allocate a request for ``bio``; False if it needs a request and
         nr_requests is exhausted (or ``may_allocate`` is False)."""
         if bio.op == FLUSH:
-            if not may_allocate or self._full(bio):
+            if not may_allocate or self._get_request_fails(bio):
                 return False
             req = self._new_request(bio)
             self.flushes.append(req)
@@ -278,7 +278,7 @@ class BlockQueue:
             return True
         if self._elevator_merge(bio):
             return True
-        if not may_allocate or self._full(bio):
+        if not may_allocate or self._get_request_fails(bio):
             return False
         req = self._new_request(bio)
         if plug_list is not None:
