@@ -156,10 +156,13 @@ class MQQueue(BlockQueue):
 
     def hctx_of(self, bio: IORequest) -> int:
         """The hardware context of the CPU the submitting thread runs on."""
-        return (bio.issuer % self.nr_cpus) % self.nr_hw_queues
+        return self._hctx(bio.issuer)
+
+    def _hctx(self, issuer: int) -> int:
+        return (issuer % self.nr_cpus) % self.nr_hw_queues
 
     def requests_held(self, issuer: int = 0, op: int = 1, sync: bool = True) -> int:
-        return self.hctx_allocated[(issuer % self.nr_cpus) % self.nr_hw_queues]
+        return self.hctx_allocated[self._hctx(issuer)]
 
     def congested(self) -> bool:
         return False

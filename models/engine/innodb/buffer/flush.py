@@ -257,14 +257,13 @@ class Flusher:
         to the page's newest change). A page that is clean (another flush wrote it) or
         being written by another batch when its turn comes is skipped (and not counted
         in ``flushed_neighbors``)."""
-        spaces: set[int] = set()
         if self.dblwr is not None:          # each chunk syncs its own tablespaces
-            return (yield from self._write_chunks(pages, evict, by, spaces,
-                                                  self.dblwr.batch_pages))
+            return (yield from self._write_chunks(pages, evict, by, self.dblwr.batch_pages))
         if not self.native_aio:
             # the 5.1 code bases: buf_flush_buffered_writes without doublewrite only
             # wakes the simulated AIO threads - no fil_flush_file_spaces after the batch
-            return (yield from self._write_chunks(pages, evict, by, spaces, self.write_slots))
+            return (yield from self._write_chunks(pages, evict, by, self.write_slots))
+        spaces: set[int] = set()
         written = yield from self._write_aio(pages, evict, by, spaces)
         yield from self._sync_spaces(spaces)     # 5.5 / 5.6 buf_flush_sync_datafiles
         return written
@@ -301,7 +300,7 @@ class Flusher:
             elif by == "sync":
                 self.flushed_sync += n
 
-    def _write_chunks(self, pages, evict, by, spaces, chunk: int):
+    def _write_chunks(self, pages, evict, by, chunk: int):
         """With doublewrite: ``buf_dblwr_add_to_batch`` fixes pages as they are copied
         into the buffer; a full buffer (``chunk`` = ``batch_pages``) is written and
         synced, its pages submitted at once (the block layer merges neighbours), and the
@@ -332,13 +331,11 @@ class Flusher:
                 ev = files.write(p)
                 ev.add_callback(partial(self._done, p, evict))
                 evs.append(ev)
-                spaces.add(p >> 32)
             yield all_of(sim, evs)
             written += len(part)
             self._count(len(part), evict, by)
             if dblwr is not None:
-                yield from self._sync_spaces(spaces)
-                spaces.clear()
+                yield from self._sync_spaces({p >> 32 for p in part})
 
     def _write_aio(self, pages, evict, by, spaces):
         """Without doublewrite, native AIO: ``buf_flush_write_block_low`` submits each
