@@ -350,6 +350,24 @@ class BlockQueue:
         self.sched.rehash(req, old_start, old_end)
         self._freed(nxt)
         self.counters.absorbed(self.sim.now_ns)
+        self._wake_sleepers_of(nxt)
+
+    def _wake_sleepers_of(self, freed: IORequest) -> None:
+        """A request freed outside a completion - absorbed by a merge
+        (``attempt_merge`` -> ``__blk_put_request`` -> ``freed_request``) - wakes the
+        sleepers of its list as a completion's does, once the list is no longer full.
+        They run after the submission call that merged (an event now): the submitter
+        holds the queue until its call ends."""
+        c = self.rl_of(freed)
+        if self.waiting[c] and not self.rl_full[c]:
+            self.sim.at(self.sim.now_ns, self._admit_woken, c)
+
+    def _admit_woken(self, c: int) -> None:
+        waiting = self.waiting[c]
+        if waiting and not self.rl_full[c]:
+            self._admit_waiters(waiting)
+            if self.flushes or self.sched.count:
+                self._run_queue()
 
     def _freed(self, req: IORequest) -> None:
         """``freed_request``: ``req``'s request goes back to its list, which is no

@@ -63,7 +63,7 @@ from ...metrics.iostat import IostatCounters
 from ...sim import Event, Simulator
 from ..base import BlockQueue, _Call
 from ..config import BlockConfig
-from ..scheduler import Scheduler, merge_key
+from ..scheduler import Scheduler
 from .bfq import BFQ
 from .kyber import Kyber
 from .mq_deadline import MQDeadline
@@ -217,12 +217,23 @@ class MQQueue(BlockQueue):
             self.sched.add(req, self.sim.now_ns)
         return True
 
-    def _absorb_neighbour(self, req: IORequest) -> None:
-        nxt = self.sched.by_start.get(merge_key(req.op, req.offset_bytes + req.size_bytes))
-        before = self.allocated
-        super()._absorb_neighbour(req)
-        if self.allocated < before:      # nxt was absorbed: its tag is free
-            self.hctx_allocated[nxt.tag] -= 1
+    def _freed(self, req: IORequest) -> None:
+        """The request's tag goes back to its hctx (at completion, or when a merge
+        absorbs the request)."""
+        super()._freed(req)
+        self.hctx_allocated[req.tag] -= 1
+
+    def _wake_sleepers_of(self, freed: IORequest) -> None:
+        """A tag freed by a merge wakes its hctx's sleepers (``blk_mq_put_tag``'s
+        sbitmap wake-up), after the submission call that merged."""
+        if self.hctx_waiting[freed.tag]:
+            self.sim.at(self.sim.now_ns, self._admit_woken_hctx, freed.tag)
+
+    def _admit_woken_hctx(self, h: int) -> None:
+        if self.hctx_waiting[h]:
+            self._admit_waiters(self.hctx_waiting[h])
+            if self.flushes or self.sched.count:
+                self._run_queue()
 
     # -- dispatch and completion -----------------------------------------------------
     def _run_queue(self) -> None:
@@ -245,7 +256,6 @@ class MQQueue(BlockQueue):
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
         self._freed(req)
         h = req.tag
-        self.hctx_allocated[h] -= 1
         if self._sched_done is not None:
             self._sched_done(req, now)
         if self.hctx_waiting[h]:

@@ -127,6 +127,29 @@ def test_nr_requests_per_hctx_blocks_the_next_submitter_like_the_legacy_queue():
     assert woke_at(MQQueue, "mq-deadline") == woke_at(BlockQueue, "deadline") == [1000]
 
 
+@pytest.mark.parametrize("queue_cls,scheduler", [
+    (BlockQueue, "noop"), (BlockQueue, "deadline"), (MQQueue, "mq-deadline"), (MQQueue, "none")])
+def test_a_request_absorbed_by_a_merge_wakes_a_sleeper_at_once(queue_cls, scheduler):
+    """A back merge that makes a queued request touch the next one absorbs it, and the
+    freed request (tag) wakes the sleeper of its list (hctx) then - freed_request /
+    blk_mq_put_tag -, not at the next completion (1,000 ns)."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
+    blk = queue_cls(sim, dev, BlockConfig(scheduler=scheduler, nr_requests=4))
+    for i, off in enumerate((0, MB, MB + 8192, 5 * MB)):   # 0 dispatched, 3 queued: full
+        assert blk.submit(IORequest(WRITE, off, 4096, issuer=i)) is None
+    sleeper = blk.submit(IORequest(WRITE, 9 * MB, 4096, issuer=7))
+    woke = []
+    sleeper.add_callback(lambda _v: woke.append((sim.now_ns, blk.allocated)))
+    # bridges MB and MB + 8 KB: merges into the first, which absorbs the second
+    assert blk.submit(IORequest(WRITE, MB + 4096, 4096, issuer=8)) is None
+    assert blk.allocated == 3
+    sim.run()
+    assert woke == [(0, 4)]
+    assert sorted((off, size) for _t, _op, off, size in dev.served) == [
+        (0, 4096), (MB, 12288), (5 * MB, 4096), (9 * MB, 4096)]
+
+
 def test_default_nr_requests_follows_the_kernel():
     sim = Simulator()
     nvme = FakeNVMe(sim, nr_queues=4, queue_depth=1024)
