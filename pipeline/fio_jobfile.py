@@ -17,8 +17,10 @@ HOWTO):
   top of the runtime: the job runs both, ``models.workload.fio``). ``thinktime``
   (microseconds unless suffixed) -> ``thinktime_us``.
 - ``rw=`` (or ``readwrite=``) takes fio's values, the value ``rw`` being ``readwrite``
-  (options.c); the trim modes (``trim``, ``randtrim``, ``trimwrite``,
-  ``randtrimwrite``) are refused as not modelled.
+  (options.c), with fio's postfix (``randread:8``: a new random offset every 8 I/Os,
+  ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every
+  I/O; ``models.workload.fio_offsets``); the trim modes (``trim``, ``randtrim``,
+  ``trimwrite``, ``randtrimwrite``) are refused as not modelled.
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
@@ -97,6 +99,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "rate_iops_min": ("str", "rate_iops_min"), "rate_min": ("str", "rate_min"),
     "rate_cycle": ("int", "rate_cycle_ms"),
     "random_distribution": ("str", "random_distribution"),
+    "rw_sequencer": ("str", "rw_sequencer"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
     "replay_time_scale": ("float", "replay_time_scale"),
@@ -315,7 +318,8 @@ def _fio_keys(entry: dict) -> dict:
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
                "number_ios", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
-               "rate_min", "random_distribution", "fsync", "fdatasync", "filename"}
+               "rate_min", "random_distribution", "rw_sequencer", "fsync", "fdatasync",
+               "filename"}
 
 
 def expand(entry: dict) -> dict:

@@ -2,7 +2,9 @@
 
 Modelled (fio option names; fio's HOWTO for their meaning): ``rw`` = read | write |
 randread | randwrite | randrw | readwrite, or ``rw`` (fio's alias of readwrite;
-``rwmixread`` % reads for the mixed ones; fio's trim modes are refused as not modelled),
+``rwmixread`` % reads for the mixed ones; fio's postfix ``randread:8`` / ``write:4k``
+and ``rw_sequencer``; where each I/O goes is ``models.workload.fio_offsets``; fio's
+trim modes are refused as not modelled),
 ``bs``, ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
 ``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
 or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
@@ -51,7 +53,8 @@ from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
 from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
-from .fio_random import BlockSampler, parse_distribution
+from .fio_offsets import RW_SEQUENCERS, Offsets, ios_per_pass, rw_postfix
+from .fio_random import parse_distribution
 from .fio_stats import FioGroup
 
 # fio's rw= values (options.c, "rw"): the spelling -> the mode run; the trim ones are not
@@ -89,13 +92,20 @@ class FioConfig:
     random_distribution: str = "random"
     fsync: int = 0
     fdatasync: int = 0
+    rw_sequencer: str = "sequential"
 
     def __post_init__(self) -> None:
-        if self.rw in RW_NOT_MODELLED:
+        base = self.rw.partition(":")[0]
+        if base in RW_NOT_MODELLED:
             raise ValueError(f"rw: {self.rw!r} is a fio mode that is not modelled here (no trims "
                              f"are issued); modelled: {', '.join(RW_MODES)}")
-        if self.rw not in RW_MODES:
-            raise ValueError(f"rw: must be one of {', '.join(RW_MODES)}, got {self.rw!r}")
+        if base not in RW_MODES:
+            raise ValueError(f"rw: must be one of {', '.join(RW_MODES)} (with fio's optional "
+                             f":<postfix>), got {self.rw!r}")
+        rw_postfix(self.rw, RW_MODES[base].startswith("rand"))
+        if self.rw_sequencer not in RW_SEQUENCERS:
+            raise ValueError(f"rw_sequencer: must be one of {', '.join(RW_SEQUENCERS)}, "
+                             f"got {self.rw_sequencer!r}")
         if self.ioengine not in IOENGINES:
             raise ValueError(f"ioengine: must be one of {', '.join(IOENGINES)}, got {self.ioengine!r}")
         bs = parse_size(self.bs, "bs")
@@ -133,8 +143,8 @@ class FioConfig:
 
     @property
     def mode(self) -> str:
-        """``rw`` as run: fio's alias ``rw`` is ``readwrite``."""
-        return RW_MODES[self.rw]
+        """``rw`` as run, without its postfix: fio's alias ``rw`` is ``readwrite``."""
+        return RW_MODES[self.rw.partition(":")[0]]
 
     @property
     def sync_every(self) -> int:
@@ -149,8 +159,8 @@ class FioConfig:
 
     @property
     def plain(self) -> bool:
-        """Uniform random blocks, no pace: the job needs none of ``_PacedJob``'s steps."""
-        return not self.paced and parse_distribution(self.random_distribution).kind == "random"
+        """No pace: the job needs none of ``_PacedJob``'s steps."""
+        return not self.paced
 
     @property
     def bs_bytes(self) -> int:
@@ -185,9 +195,6 @@ def _percent(text, key: str) -> float | None:
                          f"20%, got {text!r}") from None
 
 
-_CHUNK = 4096  # random numbers drawn per refill (vectorised)
-
-
 class _Job:
     """One fio job: keeps ``iodepth`` I/Os in flight against one block queue."""
 
@@ -198,11 +205,8 @@ class _Job:
         self.rng = rng
         self.bs = cfg.bs_bytes
         self.region_start = fio.offset_bytes + index * fio.size_bytes
-        self.n_blocks = fio.size_bytes // self.bs
-        self.random = cfg.mode.startswith("rand")
-        self.mixed = cfg.mode in ("randrw", "readwrite")
-        self.fixed_op = WRITE if cfg.mode in ("write", "randwrite") else READ
-        self.next_block = 0
+        self.offsets = Offsets(cfg, fio.size_bytes, rng)
+        self._draw = self.offsets.next
         sync_engine = cfg.ioengine in SYNC_ENGINES
         self.iodepth = 1 if sync_engine else cfg.iodepth
         self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
@@ -211,39 +215,10 @@ class _Job:
         self.depth_ios = [0] * (self.iodepth + 1)   # I/Os issued at each depth (io_u_map)
         self.reaped = 0          # completions since the last refill
         self.issued = 0
-        limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else self.n_blocks) if x]
+        per_pass = 0 if cfg.time_based else ios_per_pass(cfg, fio.size_bytes)
+        limits = [x for x in (cfg.number_ios, per_pass) if x]
         self.limit = min(limits) if limits else None
         self.blocked = False
-
-        self._blocks = np.empty(0, dtype=np.int64)
-        self._reads = np.empty(0, dtype=bool)
-        self._pos = 0
-        self._n = 0
-
-    def _draw(self) -> tuple[int, int]:
-        """Next (op, block): uniform random blocks drawn in vectorised chunks, or the
-        next block of a sequential stream (wrapping at the end of the region)."""
-        i = self._pos
-        if i >= self._n and (self.random or self.mixed):
-            self._new_chunk()
-            i = 0
-        self._pos = i + 1
-        if self.random:
-            block = self._blocks[i]
-        else:
-            block = self.next_block
-            self.next_block = (block + 1) % self.n_blocks
-        op = (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
-        return op, block
-
-    def _new_chunk(self) -> None:
-        """Draw the next chunk of random blocks (and read/write choices), as Python
-        lists (one ``tolist`` per chunk: cheaper to index than numpy scalars)."""
-        if self.random:
-            self._blocks = self.rng.integers(0, self.n_blocks, _CHUNK).tolist()
-        if self.mixed:
-            self._reads = (self.rng.random(_CHUNK) * 100.0 < self.fio.cfg.rwmixread).tolist()
-        self._pos, self._n = 0, _CHUNK
 
     def refill(self) -> None:
         """Queue new I/Os up to iodepth, submitting in batches of iodepth_batch_submit."""
@@ -258,11 +233,11 @@ class _Job:
             while self.in_flight < iodepth:
                 if limit is not None and self.issued >= limit:
                     return
-                op, block = draw()
+                op, off = draw()
                 self.in_flight += 1
                 self.issued += 1
                 depth_ios[self.in_flight] += 1
-                gate = submit(IORequest(op, start + block * bs, bs, on_done, True, False, index))
+                gate = submit(IORequest(op, start + off, bs, on_done, True, False, index))
                 if gate is not None:
                     self._wait(gate)
                     return
@@ -280,8 +255,8 @@ class _Job:
                 return
             bios = []
             for _ in range(n):
-                op, block = draw()
-                bios.append(IORequest(op, start + block * bs, bs, self.on_done, True, False,
+                op, off = draw()
+                bios.append(IORequest(op, start + off, bs, self.on_done, True, False,
                                       self.index))
             self.in_flight += n
             self.issued += n
@@ -321,11 +296,9 @@ class _PacedJob(_Job):
 
     def __init__(self, fio: "FioJob", index: int, rng: np.random.Generator) -> None:
         super().__init__(fio, index, rng)
-        cfg = fio.cfg
-        dist = parse_distribution(cfg.random_distribution)
-        self.sampler = BlockSampler(dist, self.n_blocks, rng) if dist.kind != "random" else None
-        self.pace = Pace(self, cfg)
+        self.pace = Pace(self, fio.cfg)
         self.max_depth = self.iodepth
+        self._draw = self._paced_draw
 
     def refill(self) -> None:
         if self.blocked or self.fio.stopping:
@@ -339,14 +312,11 @@ class _PacedJob(_Job):
         finally:
             self.iodepth = self.max_depth
 
-    def _draw(self) -> tuple[int, int]:
-        op, block = super()._draw()
-        return self.pace.issue(op), block
-
-    def _new_chunk(self) -> None:
-        super()._new_chunk()
-        if self.sampler is not None and self.random:
-            self._blocks = self.sampler.draw(self._n).tolist()
+    def _paced_draw(self) -> tuple[int, int]:
+        """The drawn direction as the pace lets it go (a rate cap may switch it), and
+        the offset of the direction it goes in."""
+        op = self.pace.issue(self.offsets.direction())
+        return op, self.offsets.offset(op)
 
     def on_done(self, bio: IORequest) -> None:
         self.pace.completed(bio)

@@ -44,44 +44,8 @@ from ..fs.file import MAX_PAGES, STATE_BYTES_PER_PAGE
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
-from .fio_random import BlockSampler, parse_distribution
+from .fio_offsets import Offsets, ios_per_pass
 from .fio_stats import FioGroup
-
-_CHUNK = 4096   # draws per refill
-
-
-class _Draws:
-    """A job's (op, block) sequence: uniform or ``random_distribution`` blocks, or a
-    sequential stream that wraps at the end of the region; reads or writes by ``rw``."""
-
-    def __init__(self, cfg, n_blocks: int, rng: np.random.Generator) -> None:
-        self.cfg, self.n, self.rng = cfg, n_blocks, rng
-        self.random = cfg.mode.startswith("rand")
-        self.mixed = cfg.mode in ("randrw", "readwrite")
-        self.fixed = WRITE if cfg.mode in ("write", "randwrite") else READ
-        dist = parse_distribution(cfg.random_distribution)
-        self.sampler = BlockSampler(dist, n_blocks, rng) if dist.kind != "random" else None
-        self.seq = 0
-        self.pos = self.len = 0
-        self.blocks = self.reads = None
-
-    def next(self) -> tuple[int, int]:
-        if (self.random or self.mixed) and self.pos >= self.len:
-            if self.random:
-                self.blocks = (self.sampler.draw(_CHUNK) if self.sampler is not None
-                               else self.rng.integers(0, self.n, _CHUNK))
-            if self.mixed:
-                self.reads = self.rng.random(_CHUNK) * 100.0 < self.cfg.rwmixread
-            self.pos, self.len = 0, _CHUNK
-        i = self.pos
-        self.pos += 1
-        if self.random:
-            block = int(self.blocks[i])
-        else:
-            block, self.seq = self.seq, (self.seq + 1) % self.n
-        op = (READ if self.reads[i] else WRITE) if self.mixed else self.fixed
-        return op, block
-
 
 class FioBufferedJob(FioGroup):
     """``numjobs`` buffered fio jobs on one filesystem (one simulated thread each)."""
@@ -112,10 +76,9 @@ class FioBufferedJob(FioGroup):
         self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
         self.bytes_done = {READ: 0, WRITE: 0}
         self.sync_lat = LatencyRecorder()
-        n_blocks = self.size_bytes // cfg.bs_bytes
-        limits = [x for x in (cfg.number_ios, 0 if cfg.time_based else n_blocks) if x]
+        per_pass = 0 if cfg.time_based else ios_per_pass(cfg, self.size_bytes)
+        limits = [x for x in (cfg.number_ios, per_pass) if x]
         self.limit = min(limits) if limits else None
-        self.n_blocks = n_blocks
         self.stopping = False
         self.running = 0
         self.started_ns = 0
@@ -134,10 +97,10 @@ class FioBufferedJob(FioGroup):
         self.sim.at(self.measure_from_ns + int(cfg.runtime_s * 1e9), self._stop)
         self.running = cfg.numjobs
         for j, f in enumerate(self.files):
-            self.sim.spawn(self._job(j, f, _Draws(cfg, self.n_blocks, self.rngs[j])),
+            self.sim.spawn(self._job(j, f, Offsets(cfg, self.size_bytes, self.rngs[j])),
                            f"fio.{j}")
 
-    def _job(self, j: int, f, draws: _Draws):
+    def _job(self, j: int, f, offsets: Offsets):
         cfg, fs, sim = self.cfg, self.fs, self.sim
         bs, start = cfg.bs_bytes, self.offset_bytes
         rate = (RateCap(cfg, sim.now_ns, self.measure_from_ns) if any(rate_ns_per_io(cfg))
@@ -147,16 +110,18 @@ class FioBufferedJob(FioGroup):
         sync = fs.fsync if cfg.fsync else fs.fdatasync
         writes = thought = issued = 0
         while not self.stopping and (self.limit is None or issued < self.limit):
-            op, block = draws.next()
-            if rate is not None:
-                op, wait_ns = rate.choose(op, sim.now_ns)
+            if rate is None:
+                op, off = offsets.next()
+            else:
+                op, wait_ns = rate.choose(offsets.direction(), sim.now_ns)
                 if wait_ns > 0:
                     yield wait_ns
                     if self.stopping:
                         break
                 rate.issued(op)
+                off = offsets.offset(op)
             t0 = sim.now_ns
-            off = start + block * bs
+            off += start
             yield (fs.pread(f, off, bs, issuer=j + 1) if op == READ
                    else fs.pwrite(f, off, bs, issuer=j + 1))
             issued += 1

@@ -97,6 +97,9 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("rw=randread", "rw=randread\nrandom_distribution=zipf:0"),
      r"rr\.fio line 12: random_distribution: zipf theta must be > 0"),
     (("rw=randread", "rw=randrw\nrwmixread=150"), r"rr\.fio line 12: rwmixread: must be in 0\.\.100, got 150$"),
+    (("rw=randread", "rw=randread:0"), r"rr\.fio line 11: rw: the postfix of a random mode"),
+    (("rw=randread", "rw=randread:8\nrw_sequencer=same"),
+     r"rr\.fio line 12: rw_sequencer: must be one of sequential, identical, got 'same'$"),
     (("rw=randread", "rw=randrw\nrwmixwrite=150"), r"rr\.fio line 12: rwmixwrite: must be in 0\.\.100, got 150$"),
     (("size=10g", "size=10q"), r"rr\.fio line 14: size: expected a size"),
     (("bs=4k", "bs=16q\ndirect=0"), r"rr\.fio line 12: bs: expected a size"),   # fio_buffered
@@ -134,6 +137,13 @@ def test_fio_names_in_the_workload_section_and_read_iolog_replays_a_trace(tmp_pa
     job.write_text(f"[replay]\ndirect=1\nread_iolog={log}\niodepth=2\n")
     assert expand({"type": "fio", "jobfile": str(job)}) == {
         "type": "trace", "iolog": str(log), "mode": "auto", "iodepth": 2}
+
+
+def test_a_job_file_with_fios_rw_postfix_and_rw_sequencer(tmp_path, compose):
+    job = tmp_path / "runs.fio"
+    job.write_text(JOB.replace("rw=randread", "rw=randread:8\nrw_sequencer=identical"))
+    c = validate(compose("workload=fio", f"workload.jobfile={job}")).workload.config
+    assert (c.rw, c.mode, c.rw_sequencer) == ("randread:8", "randread", "identical")
 
 
 def test_the_example_job_file_of_the_readme(compose):

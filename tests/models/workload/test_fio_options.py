@@ -154,10 +154,10 @@ def test_bad_distributions_name_the_option(value):
         FioConfig(random_distribution=value)
 
 
-def test_paced_or_skewed_jobs_take_the_paced_job_and_uniform_ones_the_plain_one():
-    assert FioConfig().plain
-    for kw in ({"rate_iops": 1}, {"thinktime_us": 1}, {"fsync": 1},
-               {"random_distribution": "zipf:1.1"}):
+def test_paced_jobs_take_the_paced_job_and_the_others_the_plain_one():
+    # a skewed distribution is the offsets' (fio_offsets), not a pace
+    assert FioConfig().plain and FioConfig(random_distribution="zipf:1.1").plain
+    for kw in ({"rate_iops": 1}, {"thinktime_us": 1}, {"fsync": 1}):
         assert not FioConfig(**kw).plain, kw
 
 
@@ -169,7 +169,7 @@ def test_size_and_offset_as_a_percentage_of_the_device():
     assert FioConfig(size="100%", offset="75%").region(cap) == (3 * cap // 4, cap // 4)
     _, job = _run(FioConfig(rw="randread", size="1%", offset="99%", runtime_s=0.01))
     j = job.jobs[0]
-    assert j.region_start == int(cap * 0.99) // 4096 * 4096 and j.n_blocks == cap // 100 // 4096
+    assert j.region_start == int(cap * 0.99) // 4096 * 4096 and j.offsets.n_blocks == cap // 100 // 4096
     for bad in ({"size": "0%"}, {"size": "120%"}, {"offset": "100%"}, {"size": "x%"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             FioConfig(**bad)

@@ -1,0 +1,161 @@
+"""Where a fio job's next I/O goes and in which direction: fio's ``get_rw_ddir`` /
+``get_next_offset`` (io_u.c) over the job's region of ``size`` bytes, for the direct
+(``models.workload.fio``) and the buffered (``models.workload.fio_buffered``) job alike.
+
+Modelled:
+
+- **Direction**: the mode's one direction, or - ``randrw`` / ``readwrite`` - a draw
+  per I/O, ``rwmixread`` % reads (fio's ``get_rand_ddir``; its catch-up runs after a
+  switch matter only over a job's first I/Os and are not modelled).
+- **Random modes**: a new random block per I/O, uniform or by
+  ``random_distribution`` (``fio_random.BlockSampler``), drawn in vectorised chunks.
+- **Sequential modes**: each direction is its own stream (``f->last_pos[ddir]``): the
+  next I/O of a direction starts where its last one ended, so ``rw=readwrite`` reads
+  the region from its start and writes it from its start, each at its own pace.
+  A stream wraps to the region's start at its end (``time_based``; a job that is not
+  time based stops after one pass: ``ios_per_pass``).
+- **The ``rw`` postfix** (fio's ``rw=<mode>:<n>``): for a random mode, ``n``
+  (``ddir_seq_nr``) I/Os per new random offset - the others go on where the last I/O
+  of their direction ended (``rw_sequencer=sequential``) or repeat its offset
+  (``identical``); fio's counter starts at ``n``, so a job's first ``n - 1`` I/Os go
+  on from the region's start, as fio's do. For a sequential mode, ``n`` bytes
+  (``ddir_seq_add``: ``rw=write:4k``) are skipped after every I/O - holed sequential
+  I/O - and a stream whose next I/O would pass the region's end starts over at its
+  start.
+
+Deliberately not modelled: fio's random map (each block once per pass): blocks are
+drawn with replacement, as with ``norandommap``; a negative postfix (backwards
+sequential I/O) is refused; ``percentage_random``, ``random_generator``, zoned I/O.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..device.request import READ, WRITE
+from ..units import parse_size
+from .fio_random import BlockSampler, parse_distribution
+
+CHUNK = 4096               # draws per refill (vectorised)
+RW_SEQUENCERS = ("sequential", "identical")
+
+
+def rw_postfix(rw: str, random: bool) -> tuple[int, int]:
+    """``(ddir_seq_nr, ddir_seq_add)`` of ``rw`` (``"randread:8"`` -> (8, 0),
+    ``"write:4k"`` -> (1, 4096), no postfix -> (1, 0)); ``ValueError`` naming ``rw``."""
+    mode, sep, post = rw.partition(":")
+    if not sep:
+        return 1, 0
+    post = post.strip()
+    if random:
+        if not post.isdigit() or int(post) < 1:
+            raise ValueError(f"rw: the postfix of a random mode is the number of I/Os per "
+                             f"new random offset (an integer >= 1), got {rw!r}")
+        return int(post), 0
+    if post.startswith("-"):
+        raise ValueError(f"rw: a negative postfix (backwards sequential I/O) is not "
+                         f"modelled, got {rw!r}")
+    try:
+        return 1, parse_size(post, "rw")
+    except ValueError:
+        raise ValueError(f"rw: the postfix of a sequential mode is the bytes skipped after "
+                         f"every I/O (such as 4k), got {rw!r}") from None
+
+
+def ios_per_pass(cfg, size_bytes: int) -> int:
+    """I/Os of one pass over a region of ``size_bytes``: where a job that is not time
+    based stops (a holed sequential job passes over fewer offsets than blocks)."""
+    bs = cfg.bs_bytes
+    random = cfg.mode.startswith("rand")
+    _, skip = rw_postfix(cfg.rw, random)
+    n_blocks = size_bytes // bs
+    if random or not skip:
+        return n_blocks
+    return (n_blocks * bs - bs) // (bs + skip) + 1
+
+
+class Offsets:
+    """One job's (direction, byte offset in its region) sequence."""
+
+    def __init__(self, cfg, size_bytes: int, rng: np.random.Generator) -> None:
+        mode = cfg.mode
+        self.bs = bs = cfg.bs_bytes
+        self.n_blocks = size_bytes // bs
+        self.size_bytes = self.n_blocks * bs
+        self.rng = rng
+        self.random = mode.startswith("rand")
+        self.mixed = mode in ("randrw", "readwrite")
+        self.fixed_op = WRITE if mode in ("write", "randwrite") else READ
+        self.rwmixread = cfg.rwmixread
+        self.seq_nr, self.seq_add = rw_postfix(cfg.rw, self.random)
+        self.identical = cfg.rw_sequencer == "identical"
+        dist = parse_distribution(cfg.random_distribution)
+        self.sampler = (BlockSampler(dist, self.n_blocks, rng)
+                        if self.random and dist.kind != "random" else None)
+        # every I/O takes a random offset (no postfix): the plain path
+        self.every_random = self.random and self.seq_nr == 1
+        self.seq_left = self.seq_nr                # td->ddir_seq_nr
+        self.last_pos = [0, 0]                     # per direction: where its last I/O ended
+        self.last_start = [-1, -1]                 # ... and where it began
+        self._offs: list = []
+        self._reads: list = []
+        self._pos = self._n = 0
+        self._i = 0
+
+    def _refill(self) -> None:
+        """The next chunk of random offsets and directions, as Python lists (one
+        ``tolist`` per chunk: cheaper to index than numpy scalars)."""
+        if self.random:
+            blocks = (self.sampler.draw(CHUNK) if self.sampler is not None
+                      else self.rng.integers(0, self.n_blocks, CHUNK))
+            self._offs = (blocks * self.bs).tolist()
+        if self.mixed:
+            self._reads = (self.rng.random(CHUNK) * 100.0 < self.rwmixread).tolist()
+        self._pos, self._n = 0, CHUNK
+
+    def next(self) -> tuple[int, int]:
+        """The next I/O: (op, byte offset from the region's start)."""
+        i = self._pos
+        if i >= self._n and (self.random or self.mixed):
+            self._refill()
+            i = 0
+        self._pos = i + 1
+        op = (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
+        if self.every_random:
+            return op, self._offs[i]
+        self._i = i
+        return op, self.offset(op)
+
+    def direction(self) -> int:
+        """The next I/O's drawn direction (a rate cap may then change it; its offset is
+        ``offset(op)`` of the direction it goes in)."""
+        i = self._pos
+        if i >= self._n and (self.random or self.mixed):
+            self._refill()
+            i = 0
+        self._pos = i + 1
+        self._i = i
+        return (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
+
+    def offset(self, op: int) -> int:
+        """The offset of the I/O ``direction`` drew, going in direction ``op``."""
+        if self.random:
+            self.seq_left -= 1
+            if self.seq_left == 0:
+                self.seq_left = self.seq_nr
+                pos = self._offs[self._i]
+                self.last_start[op] = pos
+                self.last_pos[op] = pos + self.bs
+                return pos
+            if self.identical:
+                pos = max(self.last_start[op], 0)
+                self.last_start[op] = pos
+                self.last_pos[op] = pos + self.bs
+                return pos
+        pos = self.last_pos[op]
+        if pos and self.seq_add:
+            pos += self.seq_add
+        if pos + self.bs > self.size_bytes:
+            pos = 0
+        self.last_start[op] = pos
+        self.last_pos[op] = pos + self.bs
+        return pos

@@ -1,0 +1,90 @@
+"""Where fio's next I/O goes (models/workload/fio_offsets.py), as fio's io_u.c
+``get_next_offset`` puts it: a stream per direction, the ``rw`` postfix, rw_sequencer."""
+import numpy as np
+import pytest
+
+from models.block import BlockConfig, BlockQueue
+from models.device.request import READ, WRITE
+from models.sim import Simulator
+from models.workload.fio import FioConfig, FioJob
+from models.workload.fio_offsets import Offsets, ios_per_pass
+from tests.models.fakes import FixedDevice
+
+KB = 1024
+
+
+def _seq(cfg, n, size=64 * KB, seed=1):
+    o = Offsets(cfg, size, np.random.default_rng(seed))
+    return [o.next() for _ in range(n)]
+
+
+def test_readwrite_reads_and_writes_each_as_a_stream_of_its_own():
+    """f->last_pos[ddir]: each direction starts at the region's start and goes on
+    where its own last I/O ended, whatever the other did meanwhile."""
+    ios = _seq(FioConfig(rw="readwrite", bs="4k"), 40)
+    for op in (READ, WRITE):
+        offs = [off for o, off in ios if o == op]
+        assert offs == [(i * 4 * KB) % (64 * KB) for i in range(len(offs))]
+    assert {o for o, _ in ios} == {READ, WRITE}
+
+
+def test_a_random_postfix_takes_a_new_offset_every_n_ios_and_goes_on_between():
+    """rw=randread:4: fio's counter starts at 4, so the first three I/Os go on from the
+    region's start; then every 4th I/O is random and the three after it follow it."""
+    offs = [off for _, off in _seq(FioConfig(rw="randread:4", bs="4k"), 15, size=2**30)]
+    assert offs[:3] == [0, 4 * KB, 8 * KB]
+    for k in (3, 7, 11):
+        start = offs[k]
+        assert offs[k:k + 4] == [start + i * 4 * KB for i in range(4)]
+        assert start % (4 * KB) == 0 and start != offs[k - 1] + 4 * KB
+
+
+def test_rw_sequencer_identical_repeats_the_random_offset():
+    offs = [off for _, off in _seq(FioConfig(rw="randwrite:4", rw_sequencer="identical",
+                                             bs="4k"), 11, size=2**30)]
+    assert offs[:3] == [0, 0, 0]
+    assert offs[3:7] == [offs[3]] * 4 and offs[7:11] == [offs[7]] * 4 and offs[3] != offs[7]
+
+
+def test_a_random_postfix_of_1_is_the_plain_random_job():
+    assert (_seq(FioConfig(rw="randrw:1", bs="4k"), 50, size=2**30)
+            == _seq(FioConfig(rw="randrw", bs="4k"), 50, size=2**30))
+
+
+def test_a_sequential_postfix_skips_that_many_bytes_after_every_io():
+    """rw=write:4k with bs=4k: every other 4 KB block of the region, then again."""
+    cfg = FioConfig(rw="write:4k", bs="4k")
+    offs = [off for _, off in _seq(cfg, 10, size=32 * KB)]
+    assert offs == [0, 8 * KB, 16 * KB, 24 * KB, 0, 8 * KB, 16 * KB, 24 * KB, 0, 8 * KB]
+    assert ios_per_pass(cfg, 32 * KB) == 4 and ios_per_pass(FioConfig(rw="write"), 32 * KB) == 8
+
+
+def test_a_job_that_is_not_time_based_does_one_holed_pass():
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=10_000, queue_depth=4)
+    job = FioJob(sim, FioConfig(rw="read:12k", bs="4k", size="64k", time_based=False,
+                                iodepth=2, runtime_s=10),
+                 BlockQueue(sim, dev, BlockConfig(scheduler="noop")), np.random.default_rng(1))
+    job.start()
+    sim.run()
+    assert [off for _, _, off, _ in dev.served] == [0, 16 * KB, 32 * KB, 48 * KB]
+
+
+@pytest.mark.parametrize("rw, message", [
+    ("randread:0", r"^rw: the postfix of a random mode is the number of I/Os per new random "
+                   r"offset \(an integer >= 1\), got 'randread:0'$"),
+    ("randread:4k", r"^rw: the postfix of a random mode"),
+    ("read:-4k", r"^rw: a negative postfix \(backwards sequential I/O\) is not modelled, "
+                 r"got 'read:-4k'$"),
+    ("write:soon", r"^rw: the postfix of a sequential mode is the bytes skipped after every "
+                   r"I/O \(such as 4k\), got 'write:soon'$"),
+])
+def test_a_bad_postfix_is_one_line_naming_rw(rw, message):
+    with pytest.raises(ValueError, match=message):
+        FioConfig(rw=rw)
+
+
+def test_rw_sequencer_is_sequential_or_identical():
+    with pytest.raises(ValueError, match=r"^rw_sequencer: must be one of sequential, "
+                                         r"identical, got 'random'$"):
+        FioConfig(rw_sequencer="random")
