@@ -38,7 +38,11 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   (``blk_queue_congestion_threshold``); background writeback backs off from a
   congested queue (``models/fs/writeback.py``) instead of sleeping in it.
 
-Deliberately not modelled: blk-mq (``mq/``), cfq's ``may_queue`` exemption, the
+- **The scheduler's say** (``elv_may_queue``): cfq lets the thread it is idling for
+  allocate one request a slice past a full list (``ELV_MQUEUE_MUST``), and past the
+  sleepers.
+
+Deliberately not modelled: blk-mq (``mq/``), the
 congestion-off hysteresis, unplug timers (a plug is flushed when the submission call
 ends). A thread's batching state is keyed by its ``issuer`` (its ``io_context``).
 """
@@ -145,6 +149,8 @@ class BlockQueue:
                     # nothing queued (so no merge candidate: the hashes only hold queued
                     # requests) and a free device tag: the new request is dispatched
                     # at once, as _place + _run_queue would dispatch it
+                    if sched.may_queue is not None:
+                        sched.may_queue(bios)      # get_request asks elv_may_queue
                     req = self._new_request(bios)
                     if sched.passes_unchanged:
                         self.device.submit(req)
@@ -184,10 +190,11 @@ class BlockQueue:
         return b is not None and (b[0] == BLK_BATCH_REQ or (
             b[0] > 0 and self.sim.now_ns < b[1] + BLK_BATCH_TIME_NS))
 
-    def _get_request_fails(self, bio: IORequest) -> bool:
+    def _get_request_fails(self, bio: IORequest, must: bool = False) -> bool:
         """``get_request``'s verdict: no request for ``bio`` now (its list full and the
-        thread no batcher, or 3/2 ``nr_requests`` allocated). Else the request is
-        counted against the thread's batch where the list is full."""
+        thread no batcher nor ``must`` - the scheduler's ``ELV_MQUEUE_MUST`` -, or 3/2
+        ``nr_requests`` allocated). Else the request is counted against the thread's
+        batch where the list is full."""
         c = self.rl_of(bio)
         count, nr = self.rl_count[c], self.nr_requests
         batcher = False
@@ -197,7 +204,7 @@ class BlockQueue:
                 if not self._batching(issuer):              # ioc_set_batching
                     self._batch[issuer] = [BLK_BATCH_REQ, self.sim.now_ns]
                 self.rl_full[c] = True
-            elif not self._batching(issuer):
+            elif not must and not self._batching(issuer):
                 return True
             batcher = self._batching(issuer)
         if count >= 3 * nr // 2:
@@ -268,18 +275,18 @@ class BlockQueue:
                may_allocate: bool = True) -> bool:
         """Merge or allocate a request for ``bio``; False if it needs a request and
         nr_requests is exhausted (or ``may_allocate`` is False)."""
-        if bio.op == FLUSH:
-            if not may_allocate or self._get_request_fails(bio):
-                return False
-            req = self._new_request(bio)
-            self.flushes.append(req)
-            return True
-        if plug_list is not None and self._plug_merge(bio, plug_list):
-            return True
-        if self._elevator_merge(bio):
-            return True
-        if not may_allocate or self._get_request_fails(bio):
+        if bio.op != FLUSH:
+            if plug_list is not None and self._plug_merge(bio, plug_list):
+                return True
+            if self._elevator_merge(bio):
+                return True
+        # get_request: the scheduler's say first (elv_may_queue), once per allocation
+        must = self.sched.may_queue is not None and self.sched.may_queue(bio)
+        if not (may_allocate or must) or self._get_request_fails(bio, must):
             return False
+        if bio.op == FLUSH:
+            self.flushes.append(self._new_request(bio))
+            return True
         req = self._new_request(bio)
         if plug_list is not None:
             plug_list.append(req)

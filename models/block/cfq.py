@@ -23,6 +23,9 @@ holding more than 4 requests at once (``hw_tag``: command queueing, after which 
 never idles again). The think-time and seek averages are the kernel's fixed-point
 decaying ones (weight 7/8, "valid" after 80 samples).
 
+``may_queue``: the thread cfq is idling for may allocate one request a slice past a
+full request list (``ELV_MQUEUE_MUST``).
+
 Deliberately not modelled: I/O priorities, classes and groups; preemption; the
 ``quantum`` of requests moved to the dispatch list per call (one at a time here);
 FIFO expiry inside a queue and cfq's bounded backward seeks (one-way sector order,
@@ -100,6 +103,7 @@ class CFQ(Scheduler):
         self.expired = False
         self.dispatched_in_slice = 0
         self.idle_waits = 0
+        self.must_alloc_slice = False      # the active queue's MUST of this slice is used
 
     @staticmethod
     def _qkey(req: IORequest) -> tuple:
@@ -134,6 +138,18 @@ class CFQ(Scheduler):
 
     def _remove(self, req: IORequest) -> None:
         self.queues[self._qkey(req)].remove(req)
+
+    def may_queue(self, bio: IORequest) -> bool:
+        """``cfq_may_queue`` (2.6.18): the thread of the queue cfq is idling for
+        (``wait_request``) may allocate one request past a full request list once a
+        slice (``ELV_MQUEUE_MUST``, then ``must_alloc_slice``) - else cfq would wait
+        for a thread that sleeps for a request. Asked at every allocation, as
+        ``get_request`` asks, so the first request of the awaited thread uses it."""
+        if (self.idle_until_ns is not None and not self.must_alloc_slice
+                and self._qkey(bio) == self.active):
+            self.must_alloc_slice = True
+            return True
+        return False
 
     # -- idling ------------------------------------------------------------------------
     def _arm(self, key: tuple, now_ns: int) -> bool:
@@ -226,6 +242,7 @@ class CFQ(Scheduler):
         sync = [k for k in busy if k is not ASYNC and k != ASYNC]
         key = sync[0] if sync else busy[0]
         self.active = key
+        self.must_alloc_slice = False                      # __cfq_set_active_queue
         self.slice_end_ns = now_ns + self.slice_ns[key != ASYNC]
         self.last_key = None
         self.dispatched_in_slice = 0

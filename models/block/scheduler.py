@@ -20,6 +20,10 @@ class Scheduler:
     name = "base"
     front_merges = False
     passes_unchanged = False   # pass_through moves none of the policy's state
+    # ``elv_may_queue``: a policy whose method returns True (``ELV_MQUEUE_MUST``) for a
+    # bio lets its thread allocate a request past a full request list (cfq); None: the
+    # policy has no say (``ELV_MQUEUE_MAY`` always)
+    may_queue = None
 
     def __init__(self) -> None:
         self.by_end: dict[int, IORequest] = {}     # merge_key(op, end) -> request

@@ -411,6 +411,16 @@ def test_cfq_idles_2_ms_only_for_a_seeky_thread():
     assert seeky != seq and seeky[:3] == [1, 1, 1]
 
 
+def test_cfq_lets_the_thread_it_idles_for_allocate_once_a_slice_past_a_full_list():
+    """cfq_may_queue / ELV_MQUEUE_MUST: thread 2's five queued reads (a batcher: 3/2 of
+    nr_requests 4) keep the read list full. The reader cfq idles for gets one request
+    past it in the slice - its second read is served at once -, then sleeps for a
+    request like anyone else while cfq idles in vain (2.6.18 before: [1, 2 x 5, 1 x 4])."""
+    order, sched = _reader_and_a_backlog(BlockConfig(scheduler="cfq", nr_requests=4))
+    assert order == [1, 1] + [2] * 5 + [1] * 3
+    assert sched.idle_waits == 4
+
+
 def test_flush_bypasses_the_scheduler_queue():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1000, queue_depth=1)
