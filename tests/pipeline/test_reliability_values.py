@@ -68,6 +68,18 @@ def test_values_beyond_what_can_be_held_are_one_line_exit_2(tmp_path, monkeypatc
     assert all_files(tmp_path) == []
 
 
+def test_the_detail_rows_estimate_counts_fios_ramp(tmp_path, monkeypatch, capfd):
+    """fio runs ramp + runtime and the sampler samples both: 0.6 s + 0.5 s at 1 us is
+    1.1 M rows (the runtime alone, 0.5 M, would pass)."""
+    monkeypatch.chdir(tmp_path)
+    code = main(["-m", f"results.dir={tmp_path / 'out'}", "results.details=true",
+                 "workload.runtime_s=0.5", "workload.ramp_time_s=0.6",
+                 "results.sample_ms=0.001"])
+    line = _one_line(capfd.readouterr().err)
+    assert code == 2 and line.startswith("error: results.sample_ms: 0.001 ms over 1.1 "), line
+    assert all_files(tmp_path) == []
+
+
 def test_the_largest_64_bit_values_still_run(tmp_path, capfd):
     code = main(["-m", "hydra/launcher=serial", f"results.dir={tmp_path}", "results.summary=false",
                  "workload.runtime_s=0.01", f"run.seed={2**63 - 1}", f"block.nr_requests={2**63 - 1}"])
