@@ -350,6 +350,7 @@ class BlockQueue:
         if (nxt is None or nxt is req or req.size_bytes + nxt.size_bytes > self.max_bytes
                 or not self.sched.allow_merge(req, nxt)):
             return
+        self.sched.merged_requests(req, nxt)
         self.sched.remove_merged(nxt)
         old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
         req.size_bytes += nxt.size_bytes

@@ -139,6 +139,12 @@ class CFQ(Scheduler):
     def _remove(self, req: IORequest) -> None:
         self.queues[self._qkey(req)].remove(req)
 
+    def merged_requests(self, req: IORequest, absorbed: IORequest) -> None:
+        """``cfq_merged_requests``: the survivor moves to the absorbed request's FIFO
+        place if that one came first (one queue: requests of one thread merge)."""
+        if absorbed.fifo_key < req.fifo_key:
+            self.queues[self._qkey(req)].take_fifo_place(req, absorbed)
+
     def may_queue(self, bio: IORequest) -> bool:
         """``cfq_may_queue`` (2.6.18): the thread of the queue cfq is idling for
         (``wait_request``) may allocate one request past a full request list once a

@@ -26,10 +26,12 @@ when that request itself leaves the queue.
 
 Front merges are allowed (``front_merges``).
 
+When two queued requests merge, the survivor takes the absorbed one's expiry and FIFO
+place if that one expires first (``deadline_merged_requests``).
+
 Not modelled: a request queued at the same start sector as another moves that one to
 the dispatch list at once (2.6.18 ``deadline_add_drq_rb``; here the two keep arrival
-order); when two queued requests merge, the survivor does not take the other's
-earlier expiry (``deadline_merged_requests``); request priorities; zoned devices.
+order); request priorities; zoned devices.
 """
 from __future__ import annotations
 
@@ -81,6 +83,13 @@ class Deadline(Scheduler):
                 # 2.6.18 takes it out through deadline_del_drq_rb, which moves next_rq on
                 self.next_rq[d] = q.next_after(req.sort_key)
             q.rekey(req)
+
+    def merged_requests(self, req: IORequest, absorbed: IORequest) -> None:
+        """``deadline_merged_requests``: if the absorbed request expires first, the
+        survivor takes its expiry and its FIFO place."""
+        if absorbed.deadline_ns < req.deadline_ns:
+            self.queues[self._dir(req)].take_fifo_place(req, absorbed)
+            req.deadline_ns = absorbed.deadline_ns
 
     def _expired(self, d: int, now_ns: int) -> bool:
         oldest = self.queues[d].oldest()

@@ -89,6 +89,11 @@ class Scheduler:
         self.add(req, now_ns)
         return self.dispatch(now_ns)
 
+    def merged_requests(self, req: IORequest, absorbed: IORequest) -> None:
+        """``elevator_merge_req_fn``: queued ``req`` grew to absorb queued ``absorbed``
+        (removed next, by ``remove_merged``). Nothing to do by default (noop: the
+        survivor keeps its place)."""
+
     def remove_merged(self, req: IORequest) -> None:
         """``req`` was absorbed into another queued request: drop it from the queue."""
         self.count -= 1

@@ -11,8 +11,10 @@ dict maps a key to its request) - short sorted lists under an index of their
 maxima - so insert, removal and the next-after lookup
 are O(log n) and the cost per operation stays nearly flat from a few dozen queued
 requests to the 100,000 that ``nr_requests=100000`` allows (``python -m
-bench.bench_elevator``). The arrival order is an ``OrderedDict`` (O(1) removal of any
-request, O(1) oldest).
+bench.bench_elevator``). The arrival order is an ``OrderedDict`` of FIFO places
+(``IORequest.fifo_key``, the arrival number) -> request: O(1) removal of any request,
+O(1) oldest, and O(1) ``take_fifo_place`` when a merge hands the absorbed request's
+place to the survivor.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ class SortedQueue:
         self.keys = SortedList()
         self.keys._reset(LOAD)      # sortedcontainers' load-factor knob
         self.by_key: dict[int, IORequest] = {}
-        self.fifo: OrderedDict[IORequest, None] = OrderedDict()   # arrival order
+        self.fifo: OrderedDict[int, IORequest] = OrderedDict()   # FIFO place -> request
         self._seq = 0
 
     def __len__(self) -> int:
@@ -43,18 +45,28 @@ class SortedQueue:
 
     def add(self, req: IORequest) -> None:
         self._seq += 1
-        req.sort_key = key = req.offset_bytes << SEQ_BITS | self._seq
+        seq = self._seq
+        req.sort_key = key = req.offset_bytes << SEQ_BITS | seq
         self.keys.add(key)
         self.by_key[key] = req
-        self.fifo[req] = None
+        req.fifo_key = seq
+        self.fifo[seq] = req
 
     def remove(self, req: IORequest) -> int:
         """Drop ``req`` from the queue; returns its sort key."""
         key = req.sort_key
         self.keys.remove(key)
         del self.by_key[key]
-        del self.fifo[req]
+        self.fifo.pop(req.fifo_key, None)   # None: its place went to a merge's survivor
         return key
+
+    def take_fifo_place(self, req: IORequest, absorbed: IORequest) -> None:
+        """A merge absorbs ``absorbed`` into ``req``: ``req`` moves to the absorbed
+        request's FIFO place (``list_move(&rq->queuelist, &next->queuelist)``), which
+        ``absorbed``'s removal then leaves alone."""
+        del self.fifo[req.fifo_key]
+        self.fifo[absorbed.fifo_key] = req
+        req.fifo_key, absorbed.fifo_key = absorbed.fifo_key, -1
 
     def rekey(self, req: IORequest) -> None:
         """``req``'s start moved (a front merge): move it in sector order, keeping its
@@ -67,7 +79,7 @@ class SortedQueue:
         self.by_key[key] = req
 
     def oldest(self) -> IORequest | None:
-        for req in self.fifo:
+        for req in self.fifo.values():
             return req
         return None
 

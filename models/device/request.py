@@ -28,7 +28,7 @@ class IORequest:
 
     __slots__ = ("op", "offset_bytes", "size_bytes", "on_done", "sync", "fua", "issuer",
                  "submit_ns", "queue_ns", "dispatch_ns", "done_ns", "parts", "deadline_ns",
-                 "cache_hit", "tag", "sort_key")
+                 "cache_hit", "tag", "sort_key", "fifo_key")
 
     def __init__(self, op: int, offset_bytes: int, size_bytes: int,
                  on_done: Callable[["IORequest"], Any] | None = None,

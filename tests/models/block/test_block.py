@@ -325,6 +325,25 @@ def test_deadline_moves_a_front_merged_request_to_its_new_start():
     assert [s[2] for s in dev.served] == [900 * MB, MB, 4 * MB + 4 * KB, 4 * MB + 8 * KB]
 
 
+@pytest.mark.parametrize("scheduler", ["deadline", "cfq"])
+def test_a_merge_survivor_takes_the_absorbed_requests_fifo_place(scheduler):
+    """deadline_merged_requests / cfq_merged_requests: request A (8 KB) is queued first,
+    C far away next, B (0) last; a bio bridging B and A merges into B, which absorbs A
+    and takes A's place at the head of the FIFO (deadline: and A's expiry)."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=10**9, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler=scheduler))
+    blk.submit(IORequest(WRITE, 90 * MB, 4096, issuer=1))     # dispatched: the device busy
+    for t_ns, off in ((0, 8192), (500_000, 50 * MB), (1_000_000, 0), (2_000_000, 4096)):
+        sim.at(t_ns, blk.submit, IORequest(WRITE, off, 4096, sync=True, issuer=1))
+    sim.run(until_ns=3_000_000)
+    q = next(iter(blk.sched.queues.values())) if scheduler == "cfq" else blk.sched.queues[WRITE]
+    head = q.oldest()
+    assert (head.offset_bytes, head.size_bytes, len(q)) == (0, 12288, 2)
+    if scheduler == "deadline":
+        assert head.deadline_ns == blk.sched.expire_ns[WRITE]     # A's, queued at 0
+
+
 def test_cfq_gives_each_thread_a_slice():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1_000_000, queue_depth=1)

@@ -94,7 +94,7 @@ def _elevator(sched):
         out += [sched.batching, sched.starved, sched.last_end,
                 [_request(sched.next_rq[d]) for d in sorted(sched.next_rq)]]
         for q in sched.queues.values():
-            out += [list(q.keys), [_request(r) for r in q.fifo]]
+            out += [list(q.keys), [_request(r) for r in q.fifo.values()]]
     elif sched.name == "noop":
         out.append([_request(r) for r in sched.fifo])
     return out
