@@ -3,11 +3,22 @@ in time slices, with 2.6.18's slice idling (Linux ``cfq``, ``block/cfq-iosched.c
 
 Modelled: every submitting thread (``IORequest.issuer``) gets its own queue of sync
 requests (reads, O_DIRECT and fsync-driven writes); async (writeback) writes share one
-queue. The active queue is served in sector order for ``slice_sync_ms`` (sync) or
+queue. The active queue is served for ``slice_sync_ms`` (sync) or
 ``slice_async_ms`` (async; the async queue also gives way after 16 requests,
 ``cfq_prio_to_maxrq`` at the default priority) or until it empties, then the next busy
 queue takes over; sync queues go before the async one. Requests of different threads
 are never merged.
+
+Which request of the active queue goes next (``cfq_choose_req``, ``cfq_find_next_crq``,
+``cfq_check_fifo``): each queue keeps its next request (``next_crq``), chosen between
+two candidates by their distance from the end of the last request dispatched
+(``last_sector``, over all queues): one ahead of the head at its distance, one behind
+it within ``back_seek_max_kb`` at ``back_seek_penalty`` times its distance, one further
+behind only if both are (then the lower). A request added to a queue becomes its
+next if it is the better of the two; a dispatched request's neighbours in sector
+order (the one after it, wrapping to the lowest, and the one before it) are the next
+candidates. Once a slice, the queue's oldest request goes first if it has waited
+longer than ``fifo_expire_sync_ms`` / ``fifo_expire_async_ms``.
 
 Slice idling (``slice_idle_ms``, the sysfs ``slice_idle``; ``cfq_select_queue``,
 ``cfq_arm_slice_timer``, ``cfq_idle_slice_timer``): when the active sync queue has
@@ -27,10 +38,11 @@ decaying ones (weight 7/8, "valid" after 80 samples).
 full request list (``ELV_MQUEUE_MUST``).
 
 Deliberately not modelled: I/O priorities, classes and groups; preemption; the
-``quantum`` of requests moved to the dispatch list per call (one at a time here);
-FIFO expiry inside a queue and cfq's bounded backward seeks (one-way sector order,
-wrapping to the oldest); the busy_rr list of queues with requests in flight; the idling
-rules of later kernels (non-rotational devices, the sync-noidle service tree).
+``quantum`` of requests moved to the dispatch list per call (one at a time here, so
+``last_sector`` is the end of the request itself, not of the dispatch list's tail);
+a request queued at the sector of another moving that one to the dispatch list; the
+busy_rr list of queues with requests in flight; the idling rules of later kernels
+(non-rotational devices, the sync-noidle service tree).
 """
 from __future__ import annotations
 
@@ -90,7 +102,13 @@ class CFQ(Scheduler):
         self.queues: "OrderedDict[tuple, SortedQueue]" = OrderedDict()
         self.active: tuple | None = None
         self.slice_end_ns = 0
-        self.last_key: int | None = None   # sort key of the last dispatched
+        self.last_end = 0                  # cfqd->last_sector, in bytes
+        self.next_rq: dict[tuple, IORequest | None] = {}     # cfqq->next_crq
+        self.back_max_bytes = cfg.back_seek_max_kb * 1024
+        self.back_penalty = cfg.back_seek_penalty
+        self.fifo_expire_ns = {True: int(cfg.fifo_expire_sync_ms * 1e6),
+                               False: int(cfg.fifo_expire_async_ms * 1e6)}
+        self.fifo_expired = False          # the active queue's FIFO served this slice
         # slice idling (dispatch / completed; bfq, built on this class, has its own)
         self.slice_idle_ns = int(cfg.slice_idle_ms * 1e6)
         self.ctx: dict[int, _Ctx] = {}
@@ -123,6 +141,7 @@ class CFQ(Scheduler):
         if key not in self.idle_window:
             self.idle_window[key] = not self.hw_tag          # cfq_get_queue
         self._enqueue(req, key)
+        self.next_rq[key] = self._choose(self.next_rq.get(key), req)
         if key == ASYNC:
             return
         ctx = self.ctx.get(req.issuer)
@@ -137,7 +156,77 @@ class CFQ(Scheduler):
             self.idle_until_ns = self.wake_ns = None   # the awaited request: at once
 
     def _remove(self, req: IORequest) -> None:
-        self.queues[self._qkey(req)].remove(req)
+        key = self._qkey(req)
+        q = self.queues[key]
+        if self.next_rq.get(key) is req:               # cfq_update_next_crq
+            self.next_rq[key] = self._find_next(q, req)
+        q.remove(req)
+
+    def rehash(self, req: IORequest, old_start: int, old_end: int) -> None:
+        """A front merge moved ``req``'s start: ``cfq_reposition_crq_rb`` takes it out
+        of the sector order and puts it back (its queue's next request chosen again)."""
+        super().rehash(req, old_start, old_end)
+        if req.offset_bytes != old_start:
+            key = self._qkey(req)
+            q = self.queues[key]
+            if self.next_rq.get(key) is req:
+                self.next_rq[key] = self._find_next(q, req)
+            q.rekey(req)
+            self.next_rq[key] = self._choose(self.next_rq.get(key), req)
+
+    # -- which request next ------------------------------------------------------------
+    def _choose(self, r1: IORequest | None, r2: IORequest | None) -> IORequest | None:
+        """``cfq_choose_req``: the better next request of two, from the head at
+        ``last_end``: ahead at its distance, behind within ``back_seek_max`` at
+        ``back_seek_penalty`` times it, further behind only if both are (the lower)."""
+        if r1 is None or r1 is r2:
+            return r2
+        if r2 is None:
+            return r1
+        last, back = self.last_end, self.back_max_bytes
+        s1, s2 = r1.offset_bytes, r2.offset_bytes
+        wrap1 = wrap2 = False
+        if s1 >= last:
+            d1 = s1 - last
+        elif s1 + back >= last:
+            d1 = (last - s1) * self.back_penalty
+        else:
+            d1, wrap1 = 0, True
+        if s2 >= last:
+            d2 = s2 - last
+        elif s2 + back >= last:
+            d2 = (last - s2) * self.back_penalty
+        else:
+            d2, wrap2 = 0, True
+        if wrap1 != wrap2:
+            return r2 if wrap1 else r1
+        if wrap1:                                   # both behind the head
+            return r1 if s1 <= s2 else r2
+        if d1 != d2:
+            return r1 if d1 < d2 else r2
+        return r1 if s1 >= s2 else r2
+
+    def _find_next(self, q: SortedQueue, req: IORequest) -> IORequest | None:
+        """``cfq_find_next_crq``: the next request once ``req`` (still queued) has
+        gone - the one after it in sector order (wrapping to the lowest) or the one
+        before it."""
+        nxt = q.next_after(req.sort_key)
+        if nxt is None:
+            nxt = q.next_after(None)
+            if nxt is req:
+                nxt = None
+        return self._choose(nxt, q.prev_before(req.sort_key))
+
+    def _check_fifo(self, key: tuple, q: SortedQueue, now_ns: int) -> IORequest | None:
+        """``cfq_check_fifo``: once a slice, the queue's oldest request if it waited
+        longer than its FIFO expiry."""
+        if self.fifo_expired:
+            return None
+        oldest = q.oldest()
+        if oldest is not None and now_ns > oldest.queue_ns + self.fifo_expire_ns[key != ASYNC]:
+            self.fifo_expired = True
+            return oldest
+        return None
 
     def merged_requests(self, req: IORequest, absorbed: IORequest) -> None:
         """``cfq_merged_requests``: the survivor moves to the absorbed request's FIFO
@@ -249,15 +338,20 @@ class CFQ(Scheduler):
         key = sync[0] if sync else busy[0]
         self.active = key
         self.must_alloc_slice = False                      # __cfq_set_active_queue
+        self.fifo_expired = False
         self.slice_end_ns = now_ns + self.slice_ns[key != ASYNC]
-        self.last_key = None
         self.dispatched_in_slice = 0
         self.expired = False
         return key
 
     def _pop(self, now_ns: int) -> IORequest:
+        """``__cfq_dispatch_requests`` / ``cfq_dispatch_insert``: the expired FIFO head
+        or the queue's next request; its neighbours are the next candidates, chosen
+        from the head before it moves to the end of this one."""
         key = self._select(now_ns)
         q = self.queues[key]
-        req = q.next_after(self.last_key) or q.oldest()
-        self.last_key = q.remove(req)
+        req = self._check_fifo(key, q, now_ns) or self.next_rq.get(key) or q.next_after(None)
+        self.next_rq[key] = self._find_next(q, req)
+        q.remove(req)
+        self.last_end = req.offset_bytes + req.size_bytes
         return req

@@ -43,7 +43,11 @@ class BlockConfig:
     (``models/linux.py``), and 2.6.18's where no kernel is given. blk-mq has one tag
     pool per hardware context and ignores it.
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
-    ``slice_async_ms``.
+    ``slice_async_ms``, ``back_seek_max_kb`` / ``back_seek_penalty`` (sysfs
+    ``back_seek_max`` in KB, 16384, and ``back_seek_penalty``, 2: a request up to that
+    far behind the head may go next, its distance counted that many times),
+    ``fifo_expire_sync_ms`` / ``fifo_expire_async_ms`` (125 / 250 ms: a queue's oldest
+    request waiting longer goes next, once a slice).
     kyber: ``read_lat_nsec``, ``write_lat_nsec`` (target latencies, 2 ms / 10 ms).
     bfq: ``slice_idle_ms`` (how long an emptied sync queue keeps the device for its
     process's next request, 8 ms; rotational devices only), ``timeout_sync_ms``
@@ -65,6 +69,10 @@ class BlockConfig:
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0
+    back_seek_max_kb: int = 16384
+    back_seek_penalty: int = 2
+    fifo_expire_sync_ms: float = 125.0
+    fifo_expire_async_ms: float = 250.0
     read_lat_nsec: int = 2_000_000
     write_lat_nsec: int = 10_000_000
     slice_idle_ms: float = 8.0
@@ -94,4 +102,7 @@ class BlockConfig:
         above(self, 0, "read_expire_ms", "write_expire_ms", "slice_sync_ms", "slice_async_ms")
         at_most(self, MAX_SECONDS * 1e3, "read_expire_ms", "write_expire_ms", "slice_sync_ms",
                 "slice_async_ms")
-        at_least(self, 1, "fifo_batch", "writes_starved", "quantum")
+        at_least(self, 1, "fifo_batch", "writes_starved", "quantum", "back_seek_penalty")
+        at_least(self, 0, "back_seek_max_kb")
+        above(self, 0, "fifo_expire_sync_ms", "fifo_expire_async_ms")
+        at_most(self, MAX_SECONDS * 1e3, "fifo_expire_sync_ms", "fifo_expire_async_ms")

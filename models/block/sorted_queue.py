@@ -83,6 +83,12 @@ class SortedQueue:
             return req
         return None
 
+    def prev_before(self, key: int) -> IORequest | None:
+        """Last request in sector order before sort key ``key``."""
+        for k in self.keys.irange(None, key, (True, False), reverse=True):
+            return self.by_key[k]
+        return None
+
     def next_after(self, key: int | None) -> IORequest | None:
         """First request in sector order after sort key ``key`` (None: the lowest)."""
         for k in self.keys.irange(key, None, (False, True)):

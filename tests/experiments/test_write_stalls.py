@@ -54,8 +54,9 @@ def test_full_request_queue_blocks_submission_until_nr_requests_is_raised(runs):
 def test_raising_nr_requests_makes_the_reader_pay(runs):
     """The reader has its own request list (2.6.18's reads / writes): 1024 write
     requests queued ahead of its reads, not a full write list, are what it waits for.
-    p99 104.0 ms with 128 against 133.4 with 1024 since cfq lets the thread it idles
-    for allocate past a full list (cf2c98b; a strict xfail from be73437's batching to
-    it: 133.7 against 133.4, the longest read 372 ms, now 115)."""
+    p99 113.6 ms with 128 against 121.6 with 1024 since cfq chooses its next request
+    as cfq_choose_req does (104.0 / 133.4 before; 133.7 / 133.4 - a strict xfail - from
+    be73437's batching until cfq let the thread it idles for allocate past a full list,
+    cf2c98b)."""
     small, big = runs["sfr3_stall_nr128"], runs["sfr3_nr_requests_1024"]
     assert big["sfr_stall.read_lat_p99_ms"] > small["sfr_stall.read_lat_p99_ms"]

@@ -4,7 +4,7 @@
 Modelled: every submitting thread (``IORequest.issuer``) has its own queue of sync
 requests (reads, O_DIRECT and fsync-driven writes); async (writeback) writes share
 one queue. One queue is *in service* at a time and is served in sector order
-(continuing after the last dispatched request, wrapping to the lowest) until it has
+(continuing after the last dispatched request, wrapping to the oldest) until it has
 received its budget - ``max_budget_sectors`` (sysfs ``max_budget``, 16384 sectors =
 8 MB) - or ``timeout_sync_ms`` (125 ms) has passed since it started, or it has
 nothing queued and nothing to wait for. Idling (``slice_idle_ms``, 8 ms, on a
@@ -58,6 +58,7 @@ class BFQ(CFQ):
         self.idle_until_ns: int | None = None
         self.wake_ns: int | None = None   # when the queue must look again (idle end)
         self.idle_waits = 0
+        self.last_key: int | None = None   # sort key of the last dispatched
 
     def _add(self, req: IORequest, now_ns: int) -> None:
         key = self._qkey(req)
@@ -115,8 +116,13 @@ class BFQ(CFQ):
         self.last_key = None
         return key
 
+    rehash = Scheduler.rehash          # the sector order keeps a request's first start
+
     def _pop(self, now_ns: int) -> IORequest:
-        req = super()._pop(now_ns)     # cfq's: the active queue (our _select), sector order
+        key = self._select(now_ns)
+        q = self.queues[key]
+        req = q.next_after(self.last_key) or q.oldest()
+        self.last_key = q.remove(req)
         self.served_bytes += req.size_bytes
         key = self._qkey(req)
         self.inflight[key] = self.inflight.get(key, 0) + 1

@@ -344,6 +344,41 @@ def test_a_merge_survivor_takes_the_absorbed_requests_fifo_place(scheduler):
         assert head.deadline_ns == blk.sched.expire_ns[WRITE]     # A's, queued at 0
 
 
+def _cfq_order(offsets_mb, service_ns=1_000_000, **cfg):
+    """One thread's reads: the first (100 MB) dispatched at once, the rest queued behind
+    it at 0; the order the device served them, in MB."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=service_ns, queue_depth=1)
+    blk = BlockQueue(sim, dev, BlockConfig(scheduler="cfq", **cfg))
+    for off in (100, *offsets_mb):
+        blk.submit(IORequest(READ, int(off * MB), 4096, issuer=1))
+    sim.run()
+    return [s[2] / MB for s in dev.served]
+
+
+def test_cfq_seeks_back_within_back_seek_max_at_twice_the_cost():
+    """cfq_choose_req from the head at 100 MB + 4 KB: 1 MB behind counts 2 MB, so it
+    beats 3 MB ahead but not 1.5 MB ahead; 20 MB behind (past back_seek_max, 16 MB)
+    goes only when nothing is ahead, and then the lowest first."""
+    assert _cfq_order([99, 103]) == [100, 99, 103]
+    assert _cfq_order([99, 101.5]) == [100, 101.5, 99]
+    assert _cfq_order([80, 200]) == [100, 200, 80]
+    assert _cfq_order([80, 60]) == [100, 60, 80]
+    assert _cfq_order([99, 103], back_seek_max_kb=0) == [100, 103, 99]
+
+
+def test_cfq_serves_a_queues_expired_fifo_head_once_a_slice():
+    """fifo_expire_sync 125 ms: the read at 900 MB, queued at 0 behind nearer ones, goes
+    at the first dispatch after it has waited 125 ms (150 ms: 50 ms a read), then the
+    sector order goes on from it (wrapping to the lowest)."""
+    order = _cfq_order([900, 101, 102, 103, 104, 105], service_ns=50_000_000,
+                       slice_sync_ms=1000)
+    assert order == [100, 101, 102, 900, 103, 104, 105]
+    assert _cfq_order([900, 101, 102, 103, 104, 105], service_ns=50_000_000,
+                      slice_sync_ms=1000, fifo_expire_sync_ms=1000) == \
+        [100, 101, 102, 103, 104, 105, 900]
+
+
 def test_cfq_gives_each_thread_a_slice():
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=1_000_000, queue_depth=1)
