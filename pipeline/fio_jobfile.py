@@ -94,6 +94,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "iodepth_batch_complete": ("int", "iodepth_batch_complete_min"),
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
+    "loops": ("int", "loops"),
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
     "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"),
     "rate_iops_min": ("str", "rate_iops_min"), "rate_min": ("str", "rate_min"),
@@ -113,7 +114,6 @@ UNSUPPORTED: dict[str, str] = {
     "bssplit": "give one bs= per job (a job per block size)",
     "blocksize_unaligned": "bs= must be a multiple of 512 bytes",
     "verify": "data is not kept, so it cannot be verified",
-    "loops": "give runtime= (with time_based) or a larger size=",
     "startdelay": "use stonewall to start a job after the ones above it",
     "nrfiles": "one file (or block device) per job",
     "io_size": "give size= (or number_ios=)",
@@ -317,7 +317,7 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
-               "number_ios", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
+               "number_ios", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
                "rate_min", "random_distribution", "rw_sequencer", "fsync", "fdatasync",
                "filename"}
 

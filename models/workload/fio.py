@@ -14,7 +14,8 @@ block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
 before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runtime_s``
 (counted from the ramp's end, as fio's: a job runs ramp + runtime), ``time_based``
 (false: each job stops once it has done ``size`` bytes, as fio does without it; true,
-the default here: it loops over its region until its runtime is over), ``number_ios``
+the default here: it loops over its region until its runtime is over), ``loops`` (a
+job that is not time based passes over its region that many times), ``number_ios``
 (stop after that many I/Os per job).
 
 Also modelled, as fio documents them:
@@ -53,7 +54,7 @@ from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
 from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
-from .fio_offsets import RW_SEQUENCERS, Offsets, ios_per_pass, rw_postfix
+from .fio_offsets import RW_SEQUENCERS, Offsets, io_limit, rw_postfix
 from .fio_random import parse_distribution
 from .fio_stats import FioGroup
 
@@ -81,6 +82,7 @@ class FioConfig:
     runtime_s: float = 10.0
     ramp_time_s: float = 0.0
     number_ios: int = 0
+    loops: int = 1
     time_based: bool = True
     thinktime_us: float = 0.0
     thinktime_blocks: int = 1
@@ -134,7 +136,7 @@ class FioConfig:
         at_least(self, 0, "ramp_time_s", "number_ios", "thinktime_us", "fsync", "fdatasync")
         rate_ns_per_io(self)
         min_bytes_per_s(self)
-        at_least(self, 1, "rate_cycle_ms")
+        at_least(self, 1, "rate_cycle_ms", "loops")
         at_least(self, 1, "thinktime_blocks")
         at_most(self, MAX_SECONDS * 1e6, "thinktime_us")
         parse_distribution(self.random_distribution)
@@ -215,9 +217,7 @@ class _Job:
         self.depth_ios = [0] * (self.iodepth + 1)   # I/Os issued at each depth (io_u_map)
         self.reaped = 0          # completions since the last refill
         self.issued = 0
-        per_pass = 0 if cfg.time_based else ios_per_pass(cfg, fio.size_bytes)
-        limits = [x for x in (cfg.number_ios, per_pass) if x]
-        self.limit = min(limits) if limits else None
+        self.limit = io_limit(cfg, fio.size_bytes)
         self.blocked = False
 
     def refill(self) -> None:

@@ -44,7 +44,7 @@ from ..fs.file import MAX_PAGES, STATE_BYTES_PER_PAGE
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
-from .fio_offsets import Offsets, ios_per_pass
+from .fio_offsets import Offsets, io_limit
 from .fio_stats import FioGroup
 
 class FioBufferedJob(FioGroup):
@@ -76,9 +76,7 @@ class FioBufferedJob(FioGroup):
         self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
         self.bytes_done = {READ: 0, WRITE: 0}
         self.sync_lat = LatencyRecorder()
-        per_pass = 0 if cfg.time_based else ios_per_pass(cfg, self.size_bytes)
-        limits = [x for x in (cfg.number_ios, per_pass) if x]
-        self.limit = min(limits) if limits else None
+        self.limit = io_limit(cfg, self.size_bytes)
         self.stopping = False
         self.running = 0
         self.started_ns = 0

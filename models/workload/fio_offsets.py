@@ -73,6 +73,15 @@ def ios_per_pass(cfg, size_bytes: int) -> int:
     return (n_blocks * bs - bs) // (bs + skip) + 1
 
 
+def io_limit(cfg, size_bytes: int) -> int | None:
+    """I/Os a job does before it ends on its own (None: its runtime ends it): fio's
+    ``number_ios``, and for a job that is not time based ``loops`` passes over its
+    region, whichever is fewer."""
+    passes = 0 if cfg.time_based else cfg.loops * ios_per_pass(cfg, size_bytes)
+    limits = [x for x in (cfg.number_ios, passes) if x]
+    return min(limits) if limits else None
+
+
 class Offsets:
     """One job's (direction, byte offset in its region) sequence."""
 

@@ -139,11 +139,11 @@ def test_fio_names_in_the_workload_section_and_read_iolog_replays_a_trace(tmp_pa
         "type": "trace", "iolog": str(log), "mode": "auto", "iodepth": 2}
 
 
-def test_a_job_file_with_fios_rw_postfix_and_rw_sequencer(tmp_path, compose):
+def test_a_job_file_with_fios_rw_postfix_rw_sequencer_and_loops(tmp_path, compose):
     job = tmp_path / "runs.fio"
-    job.write_text(JOB.replace("rw=randread", "rw=randread:8\nrw_sequencer=identical"))
+    job.write_text(JOB.replace("rw=randread", "rw=randread:8\nrw_sequencer=identical\nloops=2"))
     c = validate(compose("workload=fio", f"workload.jobfile={job}")).workload.config
-    assert (c.rw, c.mode, c.rw_sequencer) == ("randread:8", "randread", "identical")
+    assert (c.rw, c.mode, c.rw_sequencer, c.loops) == ("randread:8", "randread", "identical", 2)
 
 
 def test_the_example_job_file_of_the_readme(compose):

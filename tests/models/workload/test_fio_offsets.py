@@ -88,3 +88,24 @@ def test_rw_sequencer_is_sequential_or_identical():
     with pytest.raises(ValueError, match=r"^rw_sequencer: must be one of sequential, "
                                          r"identical, got 'random'$"):
         FioConfig(rw_sequencer="random")
+
+
+def test_loops_repeats_a_job_that_is_not_time_based():
+    """loops=3: three passes over a 64 KB region of 16 KB blocks; number_ios bounds it
+    first when smaller; a time-based job ignores loops (its runtime ends it)."""
+    def served(**kw):
+        sim = Simulator()
+        dev = FixedDevice(sim, service_ns=10_000, queue_depth=4)
+        job = FioJob(sim, FioConfig(rw="read", bs="16k", size="64k", iodepth=1,
+                                    **{"runtime_s": 10, **kw}),
+                     BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
+                     np.random.default_rng(1))
+        job.start()
+        sim.run()
+        return [off // KB for _, _, off, _ in dev.served]
+
+    assert served(time_based=False, loops=3) == [0, 16, 32, 48] * 3
+    assert served(time_based=False, loops=3, number_ios=5) == [0, 16, 32, 48, 0]
+    assert len(served(time_based=True, loops=3, runtime_s=0.001)) == 100
+    with pytest.raises(ValueError, match="^loops: must be >= 1"):
+        FioConfig(loops=0)
