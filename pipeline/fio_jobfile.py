@@ -19,7 +19,7 @@ HOWTO):
 - ``rw=`` (or ``readwrite=``) takes fio's values, the value ``rw`` being ``readwrite``
   (options.c), with fio's postfix (``randread:8``: a new random offset every 8 I/Os,
   ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every
-  I/O; ``models.workload.fio_offsets``); the trim modes (``trim``, ``randtrim``,
+  I/O; ``percentage_random``; ``models.workload.fio_offsets``); the trim modes (``trim``, ``randtrim``,
   ``trimwrite``, ``randtrimwrite``) are refused as not modelled.
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
@@ -101,6 +101,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "rate_cycle": ("int", "rate_cycle_ms"),
     "random_distribution": ("str", "random_distribution"),
     "rw_sequencer": ("str", "rw_sequencer"),
+    "percentage_random": ("str", "percentage_random"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
     "replay_time_scale": ("float", "replay_time_scale"),
@@ -318,7 +319,8 @@ def _fio_keys(entry: dict) -> dict:
 _OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
                "number_ios", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
-               "rate_min", "random_distribution", "rw_sequencer", "fsync", "fdatasync",
+               "rate_min", "random_distribution", "rw_sequencer", "percentage_random",
+               "fsync", "fdatasync",
                "filename"}
 
 

@@ -2,8 +2,9 @@
 
 Modelled (fio option names; fio's HOWTO for their meaning): ``rw`` = read | write |
 randread | randwrite | randrw | readwrite, or ``rw`` (fio's alias of readwrite;
-``rwmixread`` % reads for the mixed ones; fio's postfix ``randread:8`` / ``write:4k``
-and ``rw_sequencer``; where each I/O goes is ``models.workload.fio_offsets``; fio's
+``rwmixread`` % reads for the mixed ones; fio's postfix ``randread:8`` / ``write:4k``,
+``rw_sequencer`` and ``percentage_random``; where each I/O goes is
+``models.workload.fio_offsets``; fio's
 trim modes are refused as not modelled),
 ``bs``, ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
 ``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
@@ -54,7 +55,7 @@ from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
 from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
-from .fio_offsets import RW_SEQUENCERS, Offsets, io_limit, rw_postfix
+from .fio_offsets import RW_SEQUENCERS, Offsets, io_limit, percentage_random, rw_postfix
 from .fio_random import parse_distribution
 from .fio_stats import FioGroup
 
@@ -95,6 +96,7 @@ class FioConfig:
     fsync: int = 0
     fdatasync: int = 0
     rw_sequencer: str = "sequential"
+    percentage_random: str = "100"
 
     def __post_init__(self) -> None:
         base = self.rw.partition(":")[0]
@@ -105,6 +107,7 @@ class FioConfig:
             raise ValueError(f"rw: must be one of {', '.join(RW_MODES)} (with fio's optional "
                              f":<postfix>), got {self.rw!r}")
         rw_postfix(self.rw, RW_MODES[base].startswith("rand"))
+        percentage_random(self.percentage_random)
         if self.rw_sequencer not in RW_SEQUENCERS:
             raise ValueError(f"rw_sequencer: must be one of {', '.join(RW_SEQUENCERS)}, "
                              f"got {self.rw_sequencer!r}")

@@ -8,7 +8,10 @@ Modelled:
   per I/O, ``rwmixread`` % reads (fio's ``get_rand_ddir``; its catch-up runs after a
   switch matter only over a job's first I/Os and are not modelled).
 - **Random modes**: a new random block per I/O, uniform or by
-  ``random_distribution`` (``fio_random.BlockSampler``), drawn in vectorised chunks.
+  ``random_distribution`` (``fio_random.BlockSampler``), drawn in vectorised chunks;
+  with ``percentage_random=r[,w]`` below 100, each I/O that would take a random offset
+  takes it with that probability and otherwise goes on where its direction's last I/O
+  ended (fio's ``should_do_random``).
 - **Sequential modes**: each direction is its own stream (``f->last_pos[ddir]``): the
   next I/O of a direction starts where its last one ended, so ``rw=readwrite`` reads
   the region from its start and writes it from its start, each at its own pace.
@@ -37,6 +40,23 @@ from .fio_random import BlockSampler, parse_distribution
 
 CHUNK = 4096               # draws per refill (vectorised)
 RW_SEQUENCERS = ("sequential", "identical")
+
+
+def percentage_random(text) -> tuple[int, int]:
+    """fio's ``percentage_random=r[,w[,t]]`` -> (reads, writes): the last value given
+    also holds for the directions after it (parse.c), an empty one keeps fio's 100;
+    ``ValueError`` naming the option."""
+    parts = [p.strip() for p in str(text).split(",")]
+    vals = []
+    for p in parts[:2]:
+        if p and (not p.isdigit() or int(p) > 100):
+            vals = None
+            break
+        vals.append(int(p) if p else 100)
+    if vals is None or len(parts) > 3:
+        raise ValueError(f"percentage_random: expected r[,w[,t]] percentages in 0..100, "
+                         f"got {text!r}")
+    return vals[0], vals[-1] if len(parts) == 1 else vals[1]
 
 
 def rw_postfix(rw: str, random: bool) -> tuple[int, int]:
@@ -100,8 +120,11 @@ class Offsets:
         dist = parse_distribution(cfg.random_distribution)
         self.sampler = (BlockSampler(dist, self.n_blocks, rng)
                         if self.random and dist.kind != "random" else None)
-        # every I/O takes a random offset (no postfix): the plain path
-        self.every_random = self.random and self.seq_nr == 1
+        self.perc_random = percentage_random(cfg.percentage_random)
+        self.some_sequential = self.random and min(self.perc_random) < 100
+        # every I/O takes a random offset (no postfix, fully random): the plain path
+        self.every_random = self.random and self.seq_nr == 1 and not self.some_sequential
+        self._coin: list = []
         self.seq_left = self.seq_nr                # td->ddir_seq_nr
         self.last_pos = [0, 0]                     # per direction: where its last I/O ended
         self.last_start = [-1, -1]                 # ... and where it began
@@ -119,6 +142,8 @@ class Offsets:
             self._offs = (blocks * self.bs).tolist()
         if self.mixed:
             self._reads = (self.rng.random(CHUNK) * 100.0 < self.rwmixread).tolist()
+        if self.some_sequential:        # fio's seq_rand_state draws (1..100 <= perc)
+            self._coin = (self.rng.random(CHUNK) * 100.0).tolist()
         self._pos, self._n = 0, CHUNK
 
     def next(self) -> tuple[int, int]:
@@ -151,11 +176,12 @@ class Offsets:
             self.seq_left -= 1
             if self.seq_left == 0:
                 self.seq_left = self.seq_nr
-                pos = self._offs[self._i]
-                self.last_start[op] = pos
-                self.last_pos[op] = pos + self.bs
-                return pos
-            if self.identical:
+                if not self.some_sequential or self._coin[self._i] < self.perc_random[op]:
+                    pos = self._offs[self._i]
+                    self.last_start[op] = pos
+                    self.last_pos[op] = pos + self.bs
+                    return pos
+            elif self.identical:
                 pos = max(self.last_start[op], 0)
                 self.last_start[op] = pos
                 self.last_pos[op] = pos + self.bs

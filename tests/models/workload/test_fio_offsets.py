@@ -7,7 +7,7 @@ from models.block import BlockConfig, BlockQueue
 from models.device.request import READ, WRITE
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_offsets import Offsets, ios_per_pass
+from models.workload.fio_offsets import Offsets, ios_per_pass, percentage_random
 from tests.models.fakes import FixedDevice
 
 KB = 1024
@@ -109,3 +109,36 @@ def test_loops_repeats_a_job_that_is_not_time_based():
     assert len(served(time_based=True, loops=3, runtime_s=0.001)) == 100
     with pytest.raises(ValueError, match="^loops: must be >= 1"):
         FioConfig(loops=0)
+
+
+def test_percentage_random_mixes_random_and_sequential_ios():
+    """should_do_random: 0 % is a sequential stream from the region's start, 50 % goes
+    on from the last I/O about half the time, per direction (randrw with 100,0: random
+    reads, sequential writes); 100 is the plain random job."""
+    big = 2**30
+    offs = [off for _, off in _seq(FioConfig(rw="randread", percentage_random="0"), 20, size=big)]
+    assert offs == [i * 4 * KB for i in range(20)]
+    offs = [off for _, off in _seq(FioConfig(rw="randread", percentage_random="50"), 4000,
+                                   size=big)]
+    follows = sum(b == a + 4 * KB for a, b in zip(offs, offs[1:])) / (len(offs) - 1)
+    assert 0.45 < follows < 0.55
+    ios = _seq(FioConfig(rw="randrw", percentage_random="100,0"), 400, size=big)
+    writes = [off for op, off in ios if op == WRITE]
+    assert writes == [i * 4 * KB for i in range(len(writes))]
+    reads = [off for op, off in ios if op == READ]
+    assert sum(b == a + 4 * KB for a, b in zip(reads, reads[1:])) < 3
+    assert (_seq(FioConfig(rw="randrw", percentage_random="100"), 50, size=big)
+            == _seq(FioConfig(rw="randrw"), 50, size=big))
+
+
+@pytest.mark.parametrize("text, expected", [("50", (50, 50)), ("50,20", (50, 20)),
+                                            (",20", (100, 20)), ("0,100,7", (0, 100))])
+def test_percentage_random_is_read_as_fio_reads_it(text, expected):
+    assert percentage_random(text) == expected
+
+
+@pytest.mark.parametrize("text", ["150", "half", "1,2,3,4", "-5"])
+def test_a_bad_percentage_random_is_one_line_naming_it(text):
+    with pytest.raises(ValueError, match=r"^percentage_random: expected r\[,w\[,t\]\] "
+                                         r"percentages in 0\.\.100, got "):
+        FioConfig(percentage_random=text)
