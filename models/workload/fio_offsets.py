@@ -148,16 +148,8 @@ class Offsets:
 
     def next(self) -> tuple[int, int]:
         """The next I/O: (op, byte offset from the region's start)."""
-        i = self._pos
-        if i >= self._n and (self.random or self.mixed):
-            self._refill()
-            i = 0
-        self._pos = i + 1
-        op = (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
-        if self.every_random:
-            return op, self._offs[i]
-        self._i = i
-        return op, self.offset(op)
+        op = self.direction()
+        return op, self._offs[self._i] if self.every_random else self.offset(op)
 
     def direction(self) -> int:
         """The next I/O's drawn direction (a rate cap may then change it; its offset is
