@@ -183,21 +183,9 @@ class CFQ(Scheduler):
             return r2
         if r2 is None:
             return r1
-        last, back = self.last_end, self.back_max_bytes
         s1, s2 = r1.offset_bytes, r2.offset_bytes
-        wrap1 = wrap2 = False
-        if s1 >= last:
-            d1 = s1 - last
-        elif s1 + back >= last:
-            d1 = (last - s1) * self.back_penalty
-        else:
-            d1, wrap1 = 0, True
-        if s2 >= last:
-            d2 = s2 - last
-        elif s2 + back >= last:
-            d2 = (last - s2) * self.back_penalty
-        else:
-            d2, wrap2 = 0, True
+        wrap1, d1 = self._seek_cost(s1)
+        wrap2, d2 = self._seek_cost(s2)
         if wrap1 != wrap2:
             return r2 if wrap1 else r1
         if wrap1:                                   # both behind the head
@@ -205,6 +193,15 @@ class CFQ(Scheduler):
         if d1 != d2:
             return r1 if d1 < d2 else r2
         return r1 if s1 >= s2 else r2
+
+    def _seek_cost(self, start: int) -> tuple[bool, int]:
+        """(behind the head beyond ``back_seek_max``, the cost of going to ``start``)."""
+        last = self.last_end
+        if start >= last:
+            return False, start - last
+        if start + self.back_max_bytes >= last:
+            return False, (last - start) * self.back_penalty
+        return True, 0
 
     def _find_next(self, q: SortedQueue, req: IORequest) -> IORequest | None:
         """``cfq_find_next_crq``: the next request once ``req`` (still queued) has
