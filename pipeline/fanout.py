@@ -86,25 +86,26 @@ def detail_rows_estimate(spec: RunSpec) -> int | None:
     None when neither bounds it (a workload that ends when its work is done)."""
     if not spec.results.details:
         return 0
-    duration_s = spec.run.duration_s or _workload_seconds(spec.workload.config)
+    duration_s = _simulated_seconds(spec)
     if not duration_s:
         return None
     per_queue = duration_s * 1e3 / spec.results.sample_ms
     return int(min(per_queue * max(1, len(spec.top_level)), 2**62))
 
 
-def _workload_seconds(cfg) -> float:
+def _simulated_seconds(spec: RunSpec) -> float:
+    """``run.duration_s``, else the workload's ``runtime_s`` + ``ramp_time_s`` (0: unbounded)."""
+    cfg = spec.workload.config
     runtime = getattr(cfg, "runtime_s", 0) or 0
-    return runtime + (getattr(cfg, "ramp_time_s", 0) or 0) if runtime else 0
+    return spec.run.duration_s or (runtime + (getattr(cfg, "ramp_time_s", 0) or 0) if runtime else 0)
 
 
 def check_detail_rows(spec: RunSpec) -> None:
     """``ConfigError`` on ``results.sample_ms`` when the estimate exceeds ``MAX_DETAIL_ROWS``."""
     rows = detail_rows_estimate(spec)
     if rows is not None and rows > MAX_DETAIL_ROWS:
-        seconds = spec.run.duration_s or _workload_seconds(spec.workload.config)
         raise ConfigError("results.sample_ms",
-                          f"{spec.results.sample_ms:g} ms over {seconds:g} "
+                          f"{spec.results.sample_ms:g} ms over {_simulated_seconds(spec):g} "
                           f"simulated s would make ~{rows:.3g} iostat detail rows (limit "
                           f"{MAX_DETAIL_ROWS:,}); sample less often or set results.details=false")
 

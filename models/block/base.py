@@ -366,16 +366,20 @@ class BlockQueue:
         sleepers of its list as a completion's does, once the list is no longer full.
         They run after the submission call that merged (an event now): the submitter
         holds the queue until its call ends."""
-        c = self.rl_of(freed)
-        if self.waiting[c] and not self.rl_full[c]:
-            self.sim.at(self.sim.now_ns, self._admit_woken, c)
+        if self._waiters(freed) and self._wakes(freed):
+            self.sim.at(self.sim.now_ns, self._admit_woken, freed)
 
-    def _admit_woken(self, c: int) -> None:
-        waiting = self.waiting[c]
-        if waiting and not self.rl_full[c]:
+    def _admit_woken(self, freed: IORequest) -> None:
+        waiting = self._waiters(freed)
+        if waiting and self._wakes(freed):
             self._admit_waiters(waiting)
             if self.flushes or self.sched.count:
                 self._run_queue()
+
+    def _wakes(self, freed: IORequest) -> bool:
+        """``__freed_request`` wakes a sleeper only once the list is below
+        ``nr_requests`` again."""
+        return not self.rl_full[self.rl_of(freed)]
 
     def _freed(self, req: IORequest) -> None:
         """``freed_request``: ``req``'s request goes back to its list, which is no
@@ -435,9 +439,8 @@ class BlockQueue:
         self._freed(req)
         if self._sched_done is not None:
             self._sched_done(req, now)
-        c = self.rl_of(req)
-        waiting = self.waiting[c]
-        if waiting and not self.rl_full[c]:   # __freed_request wakes a sleeper only then
+        waiting = self.waiting[self.rl_of(req)]
+        if waiting and self._wakes(req):
             self._admit_waiters(waiting)
         if self.flushes or self.sched.count:
             self._run_queue()

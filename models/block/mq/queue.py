@@ -223,17 +223,10 @@ class MQQueue(BlockQueue):
         super()._freed(req)
         self.hctx_allocated[req.tag] -= 1
 
-    def _wake_sleepers_of(self, freed: IORequest) -> None:
-        """A tag freed by a merge wakes its hctx's sleepers (``blk_mq_put_tag``'s
-        sbitmap wake-up), after the submission call that merged."""
-        if self.hctx_waiting[freed.tag]:
-            self.sim.at(self.sim.now_ns, self._admit_woken_hctx, freed.tag)
-
-    def _admit_woken_hctx(self, h: int) -> None:
-        if self.hctx_waiting[h]:
-            self._admit_waiters(self.hctx_waiting[h])
-            if self.flushes or self.sched.count:
-                self._run_queue()
+    def _wakes(self, freed: IORequest) -> bool:
+        """Any freed tag wakes its hctx's sleepers (``blk_mq_put_tag``'s sbitmap
+        wake-up)."""
+        return True
 
     # -- dispatch and completion -----------------------------------------------------
     def _run_queue(self) -> None:
