@@ -21,6 +21,8 @@ HOWTO):
   ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every
   I/O; ``percentage_random``; ``models.workload.fio_offsets``); the trim modes (``trim``, ``randtrim``,
   ``trimwrite``, ``randtrimwrite``) are refused as not modelled.
+- ``bs`` (``r[,w]``), ``bsrange`` (``blocksize_range``) and ``bssplit`` as fio reads
+  them (``models.workload.fio_bs``).
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
@@ -53,7 +55,7 @@ An unknown option, a malformed line or a bad value is one line naming the file, 
 line and the option, with fio's closest name (difflib); a bad value is caught where the
 file's options are translated (``runtime=soon``) or where the workload's config checks
 them (``bs=16q``, ``rw=randtrim``: ``check_job``). A real fio option that is not
-modelled (``UNSUPPORTED``: ``bsrange``, ``bssplit``, ...) is named as such, not as
+modelled (``UNSUPPORTED``: ``verify``, ``nrfiles``, ...) is named as such, not as
 unknown. The file's content is a parameter of the run (``workload.jobfile_sha256``,
 ``pipeline.inputs``); its job names go to ``fio.json`` (``pipeline.fio_json``).
 """
@@ -83,6 +85,8 @@ IGNORED = ("name", "description", "group_reporting", "new_group", "stonewall", "
 OPTIONS: dict[str, tuple[str, str]] = {
     "rw": ("str", "rw"), "readwrite": ("str", "rw"),
     "bs": ("str", "bs"), "blocksize": ("str", "bs"),
+    "bsrange": ("str", "bsrange"), "blocksize_range": ("str", "bsrange"),
+    "bssplit": ("str", "bssplit"),
     "iodepth": ("int", "iodepth"), "numjobs": ("int", "numjobs"),
     "size": ("str", "size"), "offset": ("str", "offset"),
     "rwmixread": ("int", "rwmixread"), "rwmixwrite": ("int", "rwmixwrite"),
@@ -110,9 +114,6 @@ KNOWN = tuple(sorted(set(OPTIONS) | set(IGNORED)))
 # real fio options (fio's HOWTO) that are not modelled -> what to do instead; refused
 # as such rather than as an unknown option (a short list of the common ones)
 UNSUPPORTED: dict[str, str] = {
-    "bsrange": "give one bs= per job",
-    "blocksize_range": "give one bs= per job",
-    "bssplit": "give one bs= per job (a job per block size)",
     "blocksize_unaligned": "bs= must be a multiple of 512 bytes",
     "verify": "data is not kept, so it cannot be verified",
     "startdelay": "use stonewall to start a job after the ones above it",
@@ -316,7 +317,7 @@ def _fio_keys(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k in OPTIONS and k not in _OWN_FIELDS}
 
 
-_OWN_FIELDS = {"rw", "bs", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
+_OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
                "number_ios", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
                "rate_min", "random_distribution", "rw_sequencer", "percentage_random",

@@ -6,7 +6,8 @@ randread | randwrite | randrw | readwrite, or ``rw`` (fio's alias of readwrite;
 ``rw_sequencer`` and ``percentage_random``; where each I/O goes is
 ``models.workload.fio_offsets``; fio's
 trim modes are refused as not modelled),
-``bs``, ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
+``bs`` (``r[,w]``), ``bsrange``, ``bssplit`` (each I/O's size:
+``models.workload.fio_bs``), ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
 ``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
 or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
 ``iodepth`` in flight) | sync | psync (one synchronous I/O at a time: iodepth 1),
@@ -17,7 +18,8 @@ before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runti
 (false: each job stops once it has done ``size`` bytes, as fio does without it; true,
 the default here: it loops over its region until its runtime is over), ``loops`` (a
 job that is not time based passes over its region that many times), ``number_ios``
-(stop after that many I/Os per job).
+(stop after that many I/Os per job); a job whose sizes vary and that is not time
+based stops after ``loops`` x ``size`` bytes (fio's ``io_size``).
 
 Also modelled, as fio documents them:
 
@@ -39,8 +41,9 @@ block device (``direct=0``, through a filesystem and the page cache, is
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
-Deliberately not modelled: verify, ``zoned`` distributions, per-direction ``bs``,
-``thinktime_blocks_type=issue``, ``end_fsync``.
+Deliberately not modelled: verify, ``zoned`` distributions,
+``thinktime_blocks_type=issue``, ``end_fsync``; a holed sequential pass
+(``rw=write:4k``) with sizes that vary is refused.
 """
 from __future__ import annotations
 
@@ -54,8 +57,10 @@ from ..device.request import READ, WRITE, IORequest
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
+from .fio_bs import block_sizes
 from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
-from .fio_offsets import RW_SEQUENCERS, Offsets, io_limit, percentage_random, rw_postfix
+from .fio_offsets import (RW_SEQUENCERS, Offsets, byte_limit, io_limit, percentage_random,
+                          rw_postfix)
 from .fio_random import parse_distribution
 from .fio_stats import FioGroup
 
@@ -71,6 +76,8 @@ SYNC_ENGINES = ("psync", "sync")     # one I/O at a time: iodepth is 1
 class FioConfig:
     rw: str = "randread"
     bs: str = "4k"
+    bsrange: str = ""
+    bssplit: str = ""
     iodepth: int = 1
     numjobs: int = 1
     size: str = "1g"
@@ -106,22 +113,25 @@ class FioConfig:
         if base not in RW_MODES:
             raise ValueError(f"rw: must be one of {', '.join(RW_MODES)} (with fio's optional "
                              f":<postfix>), got {self.rw!r}")
-        rw_postfix(self.rw, RW_MODES[base].startswith("rand"))
+        seq_nr, skip = rw_postfix(self.rw, RW_MODES[base].startswith("rand"))
         percentage_random(self.percentage_random)
         if self.rw_sequencer not in RW_SEQUENCERS:
             raise ValueError(f"rw_sequencer: must be one of {', '.join(RW_SEQUENCERS)}, "
                              f"got {self.rw_sequencer!r}")
         if self.ioengine not in IOENGINES:
             raise ValueError(f"ioengine: must be one of {', '.join(IOENGINES)}, got {self.ioengine!r}")
-        bs = parse_size(self.bs, "bs")
-        if bs < 512 or bs % 512:
-            raise ValueError(f"bs: must be a positive multiple of 512 bytes, got {self.bs!r}")
+        sizes = block_sizes(self.bs, self.bsrange, self.bssplit)
+        bs = min(s.min_bs for s in sizes)
+        if skip and not self.fixed_bs:
+            raise ValueError(f"rw: a holed sequential pass ({self.rw!r}) with sizes that "
+                             f"vary (bs per direction, bsrange, bssplit) is not modelled")
         size_pct, offset_pct = _percent(self.size, "size"), _percent(self.offset, "offset")
         if size_pct is not None:
             if not 0 < size_pct <= 100:
                 raise ValueError(f"size: a percentage must be in (0, 100], got {self.size!r}")
         elif parse_size(self.size, "size") < bs:
-            raise ValueError(f"size: must be at least bs ({self.bs}), got {self.size!r}")
+            raise ValueError(f"size: must be at least the smallest block size ({bs} "
+                             f"bytes), got {self.size!r}")
         if offset_pct is not None:
             if not 0 <= offset_pct < 100:
                 raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
@@ -168,13 +178,27 @@ class FioConfig:
         return not self.paced
 
     @property
+    def block_sizes(self):
+        """(reads, writes) ``fio_bs.DirSizes`` from ``bs``, ``bsrange``, ``bssplit``."""
+        return block_sizes(self.bs, self.bsrange, self.bssplit)
+
+    @property
     def bs_bytes(self) -> int:
-        return parse_size(self.bs, "bs")
+        """The smallest size of any direction (fio's ``td_min_bs``): the region's
+        alignment and the random offsets' grid."""
+        return min(s.min_bs for s in self.block_sizes)
+
+    @property
+    def fixed_bs(self) -> bool:
+        """Every I/O of either direction has the one size ``bs_bytes``."""
+        r, w = self.block_sizes
+        return r.fixed and w.fixed and r.min_bs == w.min_bs
 
     def region(self, capacity_bytes: int) -> tuple[int, int]:
         """(offset, size) in bytes on a device of ``capacity_bytes``. Percentages are
         of the device, as fio's ``size=20%`` / ``offset=10%``: the offset aligned down
-        to ``bs``, the size capped at what lies beyond the offset and aligned to ``bs``."""
+        to the smallest block size, the size capped at what lies beyond the offset and
+        aligned to it."""
         bs = self.bs_bytes
         pct = _percent(self.offset, "offset")
         offset = (int(capacity_bytes * pct / 100) // bs * bs if pct is not None
@@ -185,7 +209,7 @@ class FioConfig:
         size = min(int(capacity_bytes * pct / 100), capacity_bytes - offset) // bs * bs
         if size < bs:
             raise ValueError(f"size: {self.size} of the device beyond offset {offset} holds no "
-                             f"block of {self.bs}")
+                             f"block of {bs} bytes")
         return offset, size
 
 
@@ -208,7 +232,6 @@ class _Job:
         self.fio = fio
         self.index = index
         self.rng = rng
-        self.bs = cfg.bs_bytes
         self.region_start = fio.offset_bytes + index * fio.size_bytes
         self.offsets = Offsets(cfg, fio.size_bytes, rng)
         self._draw = self.offsets.next
@@ -221,7 +244,15 @@ class _Job:
         self.reaped = 0          # completions since the last refill
         self.issued = 0
         self.limit = io_limit(cfg, fio.size_bytes)
+        self.byte_limit = byte_limit(cfg, fio.size_bytes)
+        self.issued_bytes = 0
         self.blocked = False
+
+    def exhausted(self) -> bool:
+        """Has the job issued all it issues (``number_ios``, or its passes over the
+        region: in I/Os, or in bytes when its sizes vary)?"""
+        return ((self.limit is not None and self.issued >= self.limit)
+                or (self.byte_limit is not None and self.issued_bytes >= self.byte_limit))
 
     def refill(self) -> None:
         """Queue new I/Os up to iodepth, submitting in batches of iodepth_batch_submit."""
@@ -230,17 +261,21 @@ class _Job:
             return
         self.reaped = 0
         iodepth, batch, limit = self.iodepth, self.batch, self.limit
-        submit, draw, start, bs = fio.queue.submit, self._draw, self.region_start, self.bs
+        submit, draw, start = fio.queue.submit, self._draw, self.region_start
+        blimit = self.byte_limit
         if batch == 1:      # one bio per io_submit: no list, no plug
             on_done, index, depth_ios = self.on_done, self.index, self.depth_ios
             while self.in_flight < iodepth:
                 if limit is not None and self.issued >= limit:
                     return
-                op, off = draw()
+                if blimit is not None and self.issued_bytes >= blimit:
+                    return
+                op, off, nbytes = draw()
                 self.in_flight += 1
                 self.issued += 1
+                self.issued_bytes += nbytes
                 depth_ios[self.in_flight] += 1
-                gate = submit(IORequest(op, start + off, bs, on_done, True, False, index))
+                gate = submit(IORequest(op, start + off, nbytes, on_done, True, False, index))
                 if gate is not None:
                     self._wait(gate)
                     return
@@ -254,13 +289,19 @@ class _Job:
                     return
                 if left < n:
                     n = left
+            if blimit is not None and self.issued_bytes >= blimit:
+                return
             if n < batch and room >= batch:
                 return
             bios = []
             for _ in range(n):
-                op, off = draw()
-                bios.append(IORequest(op, start + off, bs, self.on_done, True, False,
+                op, off, nbytes = draw()
+                self.issued_bytes += nbytes
+                bios.append(IORequest(op, start + off, nbytes, self.on_done, True, False,
                                       self.index))
+                if blimit is not None and self.issued_bytes >= blimit:
+                    break
+            n = len(bios)
             self.in_flight += n
             self.issued += n
             self.depth_ios[self.in_flight] += n
@@ -288,7 +329,7 @@ class _Job:
             fio.bytes_done[op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
             self.refill()
-        if self.in_flight == 0 and (fio.stopping or (self.limit is not None and self.issued >= self.limit)):
+        if self.in_flight == 0 and (fio.stopping or self.exhausted()):
             fio.job_finished()
 
 
@@ -315,11 +356,13 @@ class _PacedJob(_Job):
         finally:
             self.iodepth = self.max_depth
 
-    def _paced_draw(self) -> tuple[int, int]:
+    def _paced_draw(self) -> tuple[int, int, int]:
         """The drawn direction as the pace lets it go (a rate cap may switch it), and
-        the offset of the direction it goes in."""
+        the offset and size of an I/O of the direction it goes in."""
         op = self.pace.issue(self.offsets.direction())
-        return op, self.offsets.offset(op)
+        off, nbytes = self.offsets.offset(op)
+        self.pace.issued(op, nbytes)
+        return op, off, nbytes
 
     def on_done(self, bio: IORequest) -> None:
         self.pace.completed(bio)

@@ -20,8 +20,8 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
   committed if needed, the device cache flushed); their latencies are ``sync_lat_*``.
 - ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
   ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
-  ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs``,
-  ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1`` (the
+  ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs`` /
+  ``bsrange`` / ``bssplit``, ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1`` (the
   job runs ramp + runtime and measures the runtime).
 - Size: the files of all jobs together hold at most ``models.fs.file.MAX_PAGES`` pages
   (128 GiB): the page cache keeps state for every page of a file, so a bigger ``size``
@@ -44,7 +44,7 @@ from ..fs.file import MAX_PAGES, STATE_BYTES_PER_PAGE
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
-from .fio_offsets import Offsets, io_limit
+from .fio_offsets import Offsets, byte_limit, io_limit
 from .fio_stats import FioGroup
 
 class FioBufferedJob(FioGroup):
@@ -77,6 +77,7 @@ class FioBufferedJob(FioGroup):
         self.bytes_done = {READ: 0, WRITE: 0}
         self.sync_lat = LatencyRecorder()
         self.limit = io_limit(cfg, self.size_bytes)
+        self.byte_limit = byte_limit(cfg, self.size_bytes)
         self.stopping = False
         self.running = 0
         self.started_ns = 0
@@ -100,29 +101,32 @@ class FioBufferedJob(FioGroup):
 
     def _job(self, j: int, f, offsets: Offsets):
         cfg, fs, sim = self.cfg, self.fs, self.sim
-        bs, start = cfg.bs_bytes, self.offset_bytes
+        start = self.offset_bytes
         rate = (RateCap(cfg, sim.now_ns, self.measure_from_ns) if any(rate_ns_per_io(cfg))
                 else None)
         min_rate = MinRate(cfg, sim.now_ns) if any(min_bytes_per_s(cfg)) else None
         think_ns = int(round(cfg.thinktime_us * 1000))
         sync = fs.fsync if cfg.fsync else fs.fdatasync
-        writes = thought = issued = 0
-        while not self.stopping and (self.limit is None or issued < self.limit):
+        writes = thought = issued = issued_bytes = 0
+        limit, blimit = self.limit, self.byte_limit
+        while not self.stopping and (limit is None or issued < limit) and (
+                blimit is None or issued_bytes < blimit):
             if rate is None:
-                op, off = offsets.next()
+                op, off, bs = offsets.next()
             else:
                 op, wait_ns = rate.choose(offsets.direction(), sim.now_ns)
                 if wait_ns > 0:
                     yield wait_ns
                     if self.stopping:
                         break
-                rate.issued(op)
-                off = offsets.offset(op)
+                off, bs = offsets.offset(op)
+                rate.issued(op, bs)
             t0 = sim.now_ns
             off += start
             yield (fs.pread(f, off, bs, issuer=j + 1) if op == READ
                    else fs.pwrite(f, off, bs, issuer=j + 1))
             issued += 1
+            issued_bytes += bs
             if t0 >= self.measure_from_ns and not self.stopping:
                 self.lat[op].add(sim.now_ns - t0)
                 self.bytes_done[op] += bs

@@ -26,6 +26,12 @@ Modelled:
   I/O - and a stream whose next I/O would pass the region's end starts over at its
   start.
 
+- **Sizes** (``models.workload.fio_bs``): each I/O's size is drawn after its offset;
+  random offsets are multiples of the smallest size of their direction (fio's ``ba``,
+  which defaults to ``min_bs``) and a size that would pass the region's end is drawn
+  again; a sequential stream goes on where its last I/O ended, whatever its size,
+  and starts over when its direction's smallest size no longer fits.
+
 Deliberately not modelled: fio's random map (each block once per pass): blocks are
 drawn with replacement, as with ``norandommap``; a negative postfix (backwards
 sequential I/O) is refused; ``percentage_random``, ``random_generator``, zoned I/O.
@@ -36,6 +42,7 @@ import numpy as np
 
 from ..device.request import READ, WRITE
 from ..units import parse_size
+from .fio_bs import SizeDraw
 from .fio_random import BlockSampler, parse_distribution
 
 CHUNK = 4096               # draws per refill (vectorised)
@@ -81,9 +88,12 @@ def rw_postfix(rw: str, random: bool) -> tuple[int, int]:
                          f"every I/O (such as 4k), got {rw!r}") from None
 
 
-def ios_per_pass(cfg, size_bytes: int) -> int:
+def ios_per_pass(cfg, size_bytes: int) -> int | None:
     """I/Os of one pass over a region of ``size_bytes``: where a job that is not time
-    based stops (a holed sequential job passes over fewer offsets than blocks)."""
+    based stops (a holed sequential job passes over fewer offsets than blocks); None
+    when the sizes vary (the pass is then counted in bytes: ``byte_limit``)."""
+    if not cfg.fixed_bs:
+        return None
     bs = cfg.bs_bytes
     random = cfg.mode.startswith("rand")
     _, skip = rw_postfix(cfg.rw, random)
@@ -94,12 +104,22 @@ def ios_per_pass(cfg, size_bytes: int) -> int:
 
 
 def io_limit(cfg, size_bytes: int) -> int | None:
-    """I/Os a job does before it ends on its own (None: its runtime ends it): fio's
-    ``number_ios``, and for a job that is not time based ``loops`` passes over its
-    region, whichever is fewer."""
-    passes = 0 if cfg.time_based else cfg.loops * ios_per_pass(cfg, size_bytes)
+    """I/Os a job does before it ends on its own (None: its runtime or its bytes end
+    it): fio's ``number_ios``, and for a job that is not time based ``loops`` passes
+    over its region, whichever is fewer."""
+    per_pass = ios_per_pass(cfg, size_bytes)
+    passes = 0 if cfg.time_based or per_pass is None else cfg.loops * per_pass
     limits = [x for x in (cfg.number_ios, passes) if x]
     return min(limits) if limits else None
+
+
+def byte_limit(cfg, size_bytes: int) -> int | None:
+    """Bytes a job whose sizes vary issues before it ends on its own (fio's
+    ``io_size``: ``loops`` x ``size``; None: a fixed size is counted in I/Os by
+    ``io_limit``, or the runtime ends the job)."""
+    if cfg.time_based or cfg.fixed_bs:
+        return None
+    return cfg.loops * (size_bytes // cfg.bs_bytes * cfg.bs_bytes)
 
 
 class Offsets:
@@ -107,10 +127,16 @@ class Offsets:
 
     def __init__(self, cfg, size_bytes: int, rng: np.random.Generator) -> None:
         mode = cfg.mode
-        self.bs = bs = cfg.bs_bytes
+        self.bs = bs = cfg.bs_bytes                # the smallest size: the random grid
         self.n_blocks = size_bytes // bs
         self.size_bytes = self.n_blocks * bs
         self.rng = rng
+        self.sizes = SizeDraw(cfg.block_sizes, rng)
+        self.fixed = self.sizes.fixed
+        self.min_bs = [s.min_bs for s in cfg.block_sizes]      # per direction
+        self.bs_of = self.min_bs if self.fixed else None
+        # one size for every I/O: a random offset needs no alignment nor room check
+        self.one_size = self.fixed and self.min_bs[READ] == self.min_bs[WRITE]
         self.random = mode.startswith("rand")
         self.mixed = mode in ("randrw", "readwrite")
         self.fixed_op = WRITE if mode in ("write", "randwrite") else READ
@@ -146,10 +172,12 @@ class Offsets:
             self._coin = (self.rng.random(CHUNK) * 100.0).tolist()
         self._pos, self._n = 0, CHUNK
 
-    def next(self) -> tuple[int, int]:
-        """The next I/O: (op, byte offset from the region's start)."""
+    def next(self) -> tuple[int, int, int]:
+        """The next I/O: (op, byte offset from the region's start, bytes)."""
         op = self.direction()
-        return op, self._offs[self._i] if self.every_random else self.offset(op)
+        if self.every_random and self.one_size:
+            return op, self._offs[self._i], self.min_bs[op]
+        return (op, *self.offset(op))
 
     def direction(self) -> int:
         """The next I/O's drawn direction (a rate cap may then change it; its offset is
@@ -162,27 +190,35 @@ class Offsets:
         self._i = i
         return (READ if self._reads[i] else WRITE) if self.mixed else self.fixed_op
 
-    def offset(self, op: int) -> int:
-        """The offset of the I/O ``direction`` drew, going in direction ``op``."""
+    def offset(self, op: int) -> tuple[int, int]:
+        """(offset, bytes) of the I/O ``direction`` drew, going in direction ``op``."""
         if self.random:
             self.seq_left -= 1
             if self.seq_left == 0:
                 self.seq_left = self.seq_nr
                 if not self.some_sequential or self._coin[self._i] < self.perc_random[op]:
-                    pos = self._offs[self._i]
-                    self.last_start[op] = pos
-                    self.last_pos[op] = pos + self.bs
-                    return pos
+                    return self._placed(op, self._random_pos(op))
             elif self.identical:
-                pos = max(self.last_start[op], 0)
-                self.last_start[op] = pos
-                self.last_pos[op] = pos + self.bs
-                return pos
+                return self._placed(op, max(self.last_start[op], 0))
         pos = self.last_pos[op]
         if pos and self.seq_add:
             pos += self.seq_add
-        if pos + self.bs > self.size_bytes:
+        if pos + self.min_bs[op] > self.size_bytes:
             pos = 0
-        self.last_start[op] = pos
-        self.last_pos[op] = pos + self.bs
+        return self._placed(op, pos)
+
+    def _random_pos(self, op: int) -> int:
+        """The drawn random offset on ``op``'s grid (its smallest size), where that
+        size fits."""
+        pos = self._offs[self._i]
+        step = self.min_bs[op]
+        if step != self.bs:
+            pos = min(pos - pos % step, (self.size_bytes - step) // step * step)
         return pos
+
+    def _placed(self, op: int, pos: int) -> tuple[int, int]:
+        n = (self.bs_of[op] if self.fixed
+             else self.sizes.draw(op, self.size_bytes - pos))
+        self.last_start[op] = pos
+        self.last_pos[op] = pos + n
+        return pos, n

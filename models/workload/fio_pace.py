@@ -6,8 +6,10 @@
 - rate: ``rate_iops`` / ``rate`` with fio's syntax ``r[,w[,t]]`` (``500``: 500 reads
   and 500 writes a second, each direction capped on its own; ``500,200``; ``,200``
   caps only writes; ``rate`` in bytes a second, ``10m,5m``, and over ``rate_iops``
-  where both are set, as fio's ``__setup_rate``). A direction's k-th I/O is issued no
-  earlier than k x bs / rate after the job started (fio's ``rate_next_io_time``); a
+  where both are set, as fio's ``__setup_rate``, which counts ``rate_iops`` in I/Os of
+  the direction's smallest size). A direction's next I/O is issued no earlier than
+  the bytes it issued so far / rate after the job started (fio's
+  ``rate_next_io_time``: with one size, the k-th I/O at k x bs / rate); a
   mixed job whose drawn direction is ahead of its rate takes the other direction if
   that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). The
   count starts over at the ramp's end (``reset_all_stats``). Trim
@@ -53,12 +55,13 @@ def _caps(text, key: str, parse) -> list[float]:
 
 def rate_ns_per_io(cfg) -> tuple[float, float]:
     """Nanoseconds between two I/Os of (reads, writes) under the job's ``rate`` /
-    ``rate_iops`` (0: no cap in that direction). ``ValueError`` naming the option."""
-    bs = cfg.bs_bytes
+    ``rate_iops`` (0: no cap in that direction; an I/O of the direction's smallest
+    size). ``ValueError`` naming the option."""
     by_iops = _caps(cfg.rate_iops, "rate_iops", lambda p: int(p))
     by_bw = _caps(cfg.rate, "rate", lambda p: parse_size(p, "rate"))
     out = []
-    for iops, bw in zip(by_iops, by_bw):
+    for iops, bw, sizes in zip(by_iops, by_bw, cfg.block_sizes):
+        bs = sizes.min_bs
         bps = bw or iops * bs
         out.append(bs * 1e9 / bps if bps else 0.0)
     return out[0], out[1]
@@ -73,30 +76,35 @@ class RateCap:
 
     def __init__(self, cfg, t0_ns: int, restart_ns: int | None = None) -> None:
         self.ns = dict(zip((READ, WRITE), rate_ns_per_io(cfg)))
+        self.unit = {op: s.min_bs for op, s in zip((READ, WRITE), cfg.block_sizes)}
         mixed = cfg.mode in ("randrw", "readwrite")
         fixed = WRITE if cfg.mode in ("write", "randwrite") else READ
         share = {READ: cfg.rwmixread, WRITE: 100 - cfg.rwmixread}
         self.dirs = tuple(op for op in (READ, WRITE) if share[op]) if mixed else (fixed,)
         self.mixed = mixed
-        self.ios = {READ: 0, WRITE: 0}
+        self.bytes = {READ: 0, WRITE: 0}
         self.t0 = t0_ns
         self.restart_ns = restart_ns if restart_ns is not None and restart_ns > t0_ns else None
 
     def _restart(self, now_ns: int) -> None:
         if self.restart_ns is not None and now_ns >= self.restart_ns:
             self.t0, self.restart_ns = self.restart_ns, None
-            self.ios = {READ: 0, WRITE: 0}
+            self.bytes = {READ: 0, WRITE: 0}
 
     def due_ns(self, op: int) -> float:
-        """When the next I/O of ``op`` may be issued (``t0`` when uncapped)."""
-        return self.t0 + self.ios[op] * self.ns[op]
+        """When the next I/O of ``op`` may be issued (``t0`` when uncapped): the bytes
+        issued at the rate, counted in whole I/Os of the smallest size and the rest."""
+        ios, rest = divmod(self.bytes[op], self.unit[op])
+        due = self.t0 + ios * self.ns[op]
+        return due + rest * self.ns[op] / self.unit[op] if rest else due
 
     def backlog(self, op: int, now_ns: int) -> float:
-        """I/Os of ``op`` due by now and not issued (inf: no cap)."""
+        """I/Os of ``op`` (of its smallest size) due by now and not issued (inf: no
+        cap)."""
         self._restart(now_ns)
         if not self.ns[op]:
             return math.inf
-        return int((now_ns - self.t0) / self.ns[op]) + 1 - self.ios[op]
+        return int((now_ns - self.t0) / self.ns[op]) + 1 - -(-self.bytes[op] // self.unit[op])
 
     def allowance(self, now_ns: int) -> tuple[float, float]:
         """(I/Os the job may issue now, when the next one falls due if none)."""
@@ -116,8 +124,8 @@ class RateCap:
                 op = other
         return op, math.ceil(self.due_ns(op)) - now_ns
 
-    def issued(self, op: int) -> None:
-        self.ios[op] += 1
+    def issued(self, op: int, nbytes: int) -> None:
+        self.bytes[op] += nbytes
 
 
 EIO = 5            # fio's error when a job misses its minimum rate (td_verror)
@@ -129,7 +137,8 @@ def min_bytes_per_s(cfg) -> tuple[float, float]:
     ``rate_iops_min``; 0: no minimum). ``ValueError`` naming the option."""
     by_bw = _caps(cfg.rate_min, "rate_min", lambda p: parse_size(p, "rate_min"))
     by_iops = _caps(cfg.rate_iops_min, "rate_iops_min", lambda p: int(p))
-    return tuple(bw or iops * cfg.bs_bytes for bw, iops in zip(by_bw, by_iops))
+    return tuple(bw or iops * sizes.min_bs
+                 for bw, iops, sizes in zip(by_bw, by_iops, cfg.block_sizes))
 
 
 class MinRate:
@@ -210,15 +219,18 @@ class Pace:
     def issue(self, op: int) -> int:
         """An I/O of ``op`` was drawn: the direction it goes in (the rate cap may switch
         a mixed job's, fio's ``rate_ddir``; the allowance left one due); a write counts
-        toward the next sync."""
+        toward the next sync. ``issued`` then counts its bytes against the rate."""
         if self.rate is not None:
             op, _ = self.rate.choose(op, self.job.fio.sim.now_ns)
-            self.rate.issued(op)
         if op == WRITE and self.sync_every:
             self.writes += 1
             if self.writes >= self.sync_every:
                 self.syncing = True
         return op
+
+    def issued(self, op: int, nbytes: int) -> None:
+        if self.rate is not None:
+            self.rate.issued(op, nbytes)
 
     def completed(self, bio: IORequest) -> None:
         mr = self.min_rate
@@ -258,6 +270,5 @@ class Pace:
         self.writes = 0
         self.syncing = False
         job.refill()
-        done = job.limit is not None and job.issued >= job.limit
-        if job.in_flight == 0 and (fio.stopping or done):
+        if job.in_flight == 0 and (fio.stopping or job.exhausted()):
             fio.job_finished()

@@ -104,9 +104,18 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("size=10g", "size=10q"), r"rr\.fio line 14: size: expected a size"),
     (("bs=4k", "bs=16q\ndirect=0"), r"rr\.fio line 12: bs: expected a size"),   # fio_buffered
     # a real fio option that is not modelled is not "unknown"
-    (("bs=4k", "bsrange=4k-64k"),
-     r"rr\.fio line 12: 'bsrange' is a fio option that is not modelled here \(give one bs= per job\)$"),
-    (("bs=4k", "blocksize_range=4k-64k"), r"rr\.fio line 12: 'blocksize_range' is a fio option that is not modelled"),
+    (("bs=4k", "nrfiles=2"),
+     r"rr\.fio line 12: 'nrfiles' is a fio option that is not modelled here \(one file \(or block device\) per job\)$"),
+    (("bs=4k", "verify=md5"), r"rr\.fio line 12: 'verify' is a fio option that is not modelled"),
+    # block sizes as fio reads them (models/workload/fio_bs.py)
+    (("bs=4k", "bssplit=4k/60:64k/60"),
+     r"rr\.fio line 12: bssplit: the percentages add up to 120, more than 100"),
+    (("bs=4k", "blocksize_range=64k-4k"), r"rr\.fio line 12: blocksize_range: min above max"),
+    (("bs=4k", "bsrange=4k-64k\nbssplit=4k/50:8k/50"),
+     r"rr\.fio line 13: bssplit: set bsrange or bssplit, not both"),
+    (("bs=4k", "bs=4k,6000"), r"rr\.fio line 12: bs: must be a positive multiple of 512 bytes"),
+    (("rw=randread", "rw=write:4k\nbsrange=4k-16k"),
+     r"rr\.fio line 11: rw: a holed sequential pass \('write:4k'\) with sizes that vary"),
 ])
 def test_job_file_mistakes_are_one_line_naming_file_line_and_option(tmp_path, capfd, edit, msg):
     import re

@@ -15,7 +15,7 @@ KB = 1024
 
 def _seq(cfg, n, size=64 * KB, seed=1):
     o = Offsets(cfg, size, np.random.default_rng(seed))
-    return [o.next() for _ in range(n)]
+    return [o.next()[:2] for _ in range(n)]      # (op, offset): the size is bs
 
 
 def test_readwrite_reads_and_writes_each_as_a_stream_of_its_own():
