@@ -28,7 +28,8 @@ Also modelled, as fio documents them:
 - ``rate_iops`` / ``rate`` = ``r[,w]``: each job's reads and writes capped each, I/Os
   or bytes a second; ``rate_iops_min`` / ``rate_min`` (``rate_cycle_ms``): a job that
   falls below ends with fio's error (``models.workload.fio_pace``);
-- ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct>
+- ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct> |
+  zoned:<access>/<size %>:... | zoned_abs:<access>/<bytes>:...
   (``models.workload.fio_random``);
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job waits for its I/Os in
   flight, then for a FLUSH of the device (``fsync(2)`` of a block device is a cache
@@ -41,7 +42,7 @@ block device (``direct=0``, through a filesystem and the page cache, is
 Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
-Deliberately not modelled: verify, ``zoned`` distributions,
+Deliberately not modelled: verify, per-direction distributions,
 ``thinktime_blocks_type=issue``, ``end_fsync``; a holed sequential pass
 (``rw=write:4k``) with sizes that vary is refused.
 """

@@ -144,7 +144,7 @@ class Offsets:
         self.seq_nr, self.seq_add = rw_postfix(cfg.rw, self.random)
         self.identical = cfg.rw_sequencer == "identical"
         dist = parse_distribution(cfg.random_distribution)
-        self.sampler = (BlockSampler(dist, self.n_blocks, rng)
+        self.sampler = (BlockSampler(dist, self.n_blocks, rng, bs)
                         if self.random and dist.kind != "random" else None)
         self.perc_random = percentage_random(cfg.percentage_random)
         self.some_sequential = self.random and min(self.perc_random) < 100

@@ -12,6 +12,15 @@ Modelled, as fio's HOWTO and lib/zipf.c, lib/gauss.c describe them (block indice
 - ``normal:<pct>``: the mean of 12 uniform draws in [0, n] (an Irwin-Hall approximation
   of a Gaussian around the middle of the region, as fio's ``gauss_next``), plus a
   uniform deviation of width pct % of the region; 0 <= pct <= 100.
+- ``zoned:<access>/<size>:...``: the region cut into consecutive zones, each a size %
+  of the region, taking that access % of the I/Os, uniform within the zone (fio's
+  ``__get_next_rand_offset_zoned`` over ``zone_state_index``: a draw of 1..100 picks
+  the zone); ``zoned_abs:<access>/<bytes>:...`` with zone sizes in bytes
+  (``zoned_abs:60/1g:40/9g``). The access percentages must add up to 100; zone sizes
+  left without a value share what the others leave (integer division); the region
+  past the last zone is not accessed, as in fio; zones past the region's end are
+  refused (fio: "zoned_abs sizes exceed file size"). Zones are not scattered: the
+  first zone is the region's start, as fio lays them.
 
 As in fio, the ranks of zipf and pareto (and the normal draws) are scattered over the
 region by a fixed hash and a random offset, so the hot blocks are not the first ones
@@ -20,8 +29,8 @@ region (rank * a mod n, a ~ n / golden ratio and coprime with n: Fibonacci hashi
 not fio's ``__hash_u64`` bit for bit; an optional second value (``zipf:1.2:0.25``) is
 fio's centre, the offset as a fraction of the region.
 
-Not modelled: ``zoned``, ``zoned_abs``, ``sequence`` and per-direction distributions
-(``random_distribution=a,b``).
+Not modelled: ``sequence`` and per-direction distributions (``random_distribution=a,b``,
+zoned lists per direction included).
 """
 from __future__ import annotations
 
@@ -31,7 +40,9 @@ from functools import lru_cache
 
 import numpy as np
 
-KINDS = ("random", "zipf", "pareto", "normal")
+from ..units import parse_size
+
+KINDS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
 _ZIPF_MAX_GEN = 10_000_000        # fio's cap on the ranks summed into zeta(n)
 
 
@@ -40,6 +51,7 @@ class Distribution:
     kind: str = "random"
     value: float = 0.0
     center: float | None = None   # fraction of the region (fio's optional second value)
+    zones: tuple[tuple[int, float], ...] = ()   # zoned: (access %, size % or bytes)
 
 
 def parse_distribution(text: str) -> Distribution:
@@ -49,8 +61,11 @@ def parse_distribution(text: str) -> Distribution:
     kind = parts[0].lower()
     key = "random_distribution"
     if kind not in KINDS:
-        raise ValueError(f"{key}: must be random, zipf:<theta>, pareto:<h> or normal:<pct>, "
+        raise ValueError(f"{key}: must be random, zipf:<theta>, pareto:<h>, normal:<pct>, "
+                         f"zoned:<access>/<size %>:... or zoned_abs:<access>/<bytes>:..., "
                          f"got {text!r}")
+    if kind in ("zoned", "zoned_abs"):
+        return Distribution(kind, zones=_zones(kind, parts[1:], text))
     if kind == "random":
         if len(parts) != 1:
             raise ValueError(f"{key}: 'random' takes no value, got {text!r}")
@@ -72,6 +87,52 @@ def parse_distribution(text: str) -> Distribution:
     if center is not None and not 0 <= center <= 1:
         raise ValueError(f"{key}: the centre must be in [0, 1], got {center:g}")
     return Distribution(kind, v, center)
+
+
+def _zones(kind: str, items: list[str], text) -> tuple[tuple[int, float], ...]:
+    """fio's ``zone_split_ddir``: (access %, size % or bytes) per zone."""
+    key = "random_distribution"
+    absolute = kind == "zoned_abs"
+    if "," in str(text):
+        raise ValueError(f"{key}: a zoned distribution per direction is not modelled "
+                         f"(one list for reads and writes), got {text!r}")
+    zones, access, given, missing = [], 0, 0.0, 0
+    for item in items:
+        if not item.strip():
+            break
+        a, sep, size = item.partition("/")
+        try:
+            pct = int(a.strip())
+            if absolute:
+                val = float(parse_size(size.strip(), key)) if sep else 0.0
+            else:
+                val = float(min(int(size.strip()), 100)) if sep and size.strip() else -1.0
+        except ValueError:
+            raise ValueError(f"{key}: expected {kind}:<access %>/<size{' bytes' if absolute else ' %'}>"
+                             f":... such as {kind}:60/{'1g' if absolute else '10'}:40/"
+                             f"{'9g' if absolute else '90'}, got {text!r}") from None
+        if not 0 <= pct <= 100:
+            raise ValueError(f"{key}: zone access percentages must be in 0..100, got {text!r}")
+        if val < 0:
+            missing += 1
+        else:
+            given += val
+        access += pct
+        zones.append([pct, val])
+    if not zones:
+        raise ValueError(f"{key}: {kind} needs at least one <access>/<size> zone, got {text!r}")
+    if access != 100:
+        raise ValueError(f"{key}: the zones' access percentages add up to {access}, not 100 "
+                         f"({text!r})")
+    if not absolute:
+        if given > 100:
+            raise ValueError(f"{key}: the zones' size percentages add up to more than 100 "
+                             f"({text!r})")
+        share = 100 if missing == 1 and len(zones) == 1 else (100 - int(given)) // max(missing, 1)
+        for z in zones:
+            if z[1] < 0:
+                z[1] = float(share)
+    return tuple((a, v) for a, v in zones)
 
 
 @lru_cache(maxsize=16)
@@ -109,11 +170,15 @@ def _scatter(rank: np.ndarray, n: int, offset: int, a: int) -> np.ndarray:
 class BlockSampler:
     """Draws block indices in ``[0, n)`` for one job from ``rng``."""
 
-    def __init__(self, dist: Distribution, n: int, rng: np.random.Generator) -> None:
+    def __init__(self, dist: Distribution, n: int, rng: np.random.Generator,
+                 block_bytes: int = 4096) -> None:
         self.dist = dist
         self.n = int(n)
         self.rng = rng
         if dist.kind == "random":
+            return
+        if dist.kind in ("zoned", "zoned_abs"):
+            self._zone_table(block_bytes)
             return
         if self.n >= 1 << 42:
             raise ValueError(f"random_distribution: {self.n} blocks is more than this sampler "
@@ -133,10 +198,34 @@ class BlockSampler:
         else:
             self.stddev = min(int(np.ceil(self.n * dist.value / 100.0)), self.n // 2)
 
+    def _zone_table(self, block_bytes: int) -> None:
+        """fio's ``zone_state_index``: for each draw 1..100 its zone's first block and
+        width in blocks."""
+        n, starts, widths = self.n, [], []
+        prev = 0.0
+        for access, size in self.dist.zones:
+            end = prev + size
+            if self.dist.kind == "zoned":       # percent of the region's blocks
+                first, width = int(prev) * n // 100, n * int(end - prev) // 100
+            else:                               # bytes, on the block grid
+                first, width = int(prev) // block_bytes, int(end) // block_bytes - int(prev) // block_bytes
+                if first + width > n:
+                    raise ValueError(f"random_distribution: the zones ({int(end)} bytes) exceed "
+                                     f"the job's region ({n * block_bytes} bytes)")
+            starts += [first] * access
+            widths += [width] * access
+            prev = end
+        self.zone_first = np.array(starts, np.int64)
+        self.zone_width = np.array(widths, np.float64)
+
     def draw(self, count: int) -> np.ndarray:
         rng, n, kind = self.rng, self.n, self.dist.kind
         if kind == "random":
             return rng.integers(0, n, count)
+        if kind in ("zoned", "zoned_abs"):
+            zone = rng.integers(0, 100, count)
+            within = np.floor(rng.random(count) * self.zone_width[zone]).astype(np.int64)
+            return np.minimum(self.zone_first[zone] + within, n - 1)
         if kind == "zipf":
             theta = self.dist.value
             u = rng.random(count)

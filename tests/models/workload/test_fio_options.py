@@ -147,11 +147,49 @@ def test_random_distributions_skew_as_fio_defines_them():
     assert res["iops"] == pytest.approx(1000, abs=25)
 
 
-@pytest.mark.parametrize("value", ["zipf", "zipf:1", "pareto:1.5", "normal:101", "zoned:60/10",
-                                   "zipf:x"])
-def test_bad_distributions_name_the_option(value):
-    with pytest.raises(ValueError, match="random_distribution"):
+@pytest.mark.parametrize("text, shares", [
+    # zoned:<access %>/<size %>: consecutive zones from the region's start
+    ("zoned:60/10:30/20:10/70", [0.6, 0.3, 0.1]),
+    # a size left without a value takes what the others leave
+    ("zoned:50/5:50", [0.5, 0.5]),
+    # zoned_abs: sizes in bytes (1,000 blocks of 4 KiB here); past the zones: nothing
+    ("zoned_abs:60/400k:40/1200k", [0.6, 0.4]),
+])
+def test_zoned_distributions_give_each_zone_its_share_uniformly(text, shares):
+    """fio's __get_next_rand_offset_zoned(_abs): a draw of 1..100 picks the zone by
+    its access percentage, then a uniform block inside it."""
+    dist = parse_distribution(text)
+    blocks = BlockSampler(dist, 1000, np.random.default_rng(3), 4096).draw(100_000)
+    edges, prev = [0], 0.0
+    for _, size in dist.zones:
+        prev += size
+        edges.append(int(prev) * 1000 // 100 if dist.kind == "zoned" else int(prev) // 4096)
+    counts = np.histogram(blocks, bins=edges)[0]
+    assert counts.sum() == blocks.size                 # nothing past the last zone
+    assert list(counts / blocks.size) == pytest.approx(shares, abs=0.01)
+    first = blocks[blocks < edges[1]]                   # uniform inside a zone
+    assert np.unique(first).size == edges[1]
+    assert np.bincount(first).max() < 3 * np.bincount(first).mean()
+
+
+@pytest.mark.parametrize("value, message", [
+    ("zipf", "random_distribution"), ("zipf:1", "random_distribution"),
+    ("pareto:1.5", "random_distribution"), ("normal:101", "random_distribution"),
+    ("zipf:x", "random_distribution"),
+    ("zoned:60/10", r"^random_distribution: the zones' access percentages add up to 60, not 100"),
+    ("zoned:50/60:50/60", r"^random_distribution: the zones' size percentages add up to more"),
+    ("zoned:50/10:50/90,100/100", r"^random_distribution: a zoned distribution per direction"),
+    ("zoned_abs:100/lots", r"^random_distribution: expected zoned_abs:<access %>/<size bytes>"),
+])
+def test_bad_distributions_name_the_option(value, message):
+    with pytest.raises(ValueError, match=message):
         FioConfig(random_distribution=value)
+
+
+def test_zoned_abs_zones_past_the_region_are_refused():
+    with pytest.raises(ValueError, match=r"^random_distribution: the zones \(2097152 bytes\) "
+                                         r"exceed the job's region \(1048576 bytes\)$"):
+        _run(FioConfig(rw="randread", random_distribution="zoned_abs:50/1m:50/1m", size="1m"))
 
 
 def test_paced_jobs_take_the_paced_job_and_the_others_the_plain_one():
