@@ -98,6 +98,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "iodepth_batch_complete": ("int", "iodepth_batch_complete_min"),
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
+    "io_size": ("str", "io_size"), "io_limit": ("str", "io_size"),
     "loops": ("int", "loops"),
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
     "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"),
@@ -118,7 +119,6 @@ UNSUPPORTED: dict[str, str] = {
     "verify": "data is not kept, so it cannot be verified",
     "startdelay": "use stonewall to start a job after the ones above it",
     "nrfiles": "one file (or block device) per job",
-    "io_size": "give size= (or number_ios=)",
 }
 # FioConfig fields a fio option of another name sets (besides the targets in OPTIONS)
 _SET_BY = {"runtime_s": ("runtime",), "ramp_time_s": ("ramp_time",),
@@ -319,7 +319,7 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
-               "number_ios", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
+               "number_ios", "io_size", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
                "rate_min", "random_distribution", "rw_sequencer", "percentage_random",
                "fsync", "fdatasync",
                "filename"}

@@ -17,9 +17,11 @@ before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runti
 (counted from the ramp's end, as fio's: a job runs ramp + runtime), ``time_based``
 (false: each job stops once it has done ``size`` bytes, as fio does without it; true,
 the default here: it loops over its region until its runtime is over), ``loops`` (a
-job that is not time based passes over its region that many times), ``number_ios``
-(stop after that many I/Os per job); a job whose sizes vary and that is not time
-based stops after ``loops`` x ``size`` bytes (fio's ``io_size``).
+job that is not time based passes over its region that many times), ``io_size`` (the
+bytes of I/O of such a pass, within the region: ``size=20g io_size=5g`` stops after
+5 GB, ``io_size=40g`` goes over the region twice; a percentage is of the region),
+``number_ios`` (stop after that many I/Os per job); a job whose sizes vary and that is
+not time based stops after ``loops`` x ``io_size`` bytes (``size`` by default).
 
 Also modelled, as fio documents them:
 
@@ -91,6 +93,7 @@ class FioConfig:
     runtime_s: float = 10.0
     ramp_time_s: float = 0.0
     number_ios: int = 0
+    io_size: str = ""
     loops: int = 1
     time_based: bool = True
     thinktime_us: float = 0.0
@@ -133,6 +136,14 @@ class FioConfig:
         elif parse_size(self.size, "size") < bs:
             raise ValueError(f"size: must be at least the smallest block size ({bs} "
                              f"bytes), got {self.size!r}")
+        if str(self.io_size).strip():
+            io_pct = _percent(self.io_size, "io_size")
+            if io_pct is not None:
+                if io_pct <= 0:
+                    raise ValueError(f"io_size: a percentage must be > 0, got {self.io_size!r}")
+            elif parse_size(self.io_size, "io_size") < bs:
+                raise ValueError(f"io_size: must be at least the smallest block size ({bs} "
+                                 f"bytes), got {self.io_size!r}")
         if offset_pct is not None:
             if not 0 <= offset_pct < 100:
                 raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")

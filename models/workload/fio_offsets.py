@@ -88,13 +88,29 @@ def rw_postfix(rw: str, random: bool) -> tuple[int, int]:
                          f"every I/O (such as 4k), got {rw!r}") from None
 
 
+def io_size_bytes(cfg, size_bytes: int) -> int | None:
+    """fio's ``io_size``: the bytes of I/O a pass does within the region of
+    ``size_bytes`` (a percentage is of the region); None: one pass over the region."""
+    text = str(cfg.io_size).strip()
+    if not text:
+        return None
+    if text.endswith("%"):
+        return int(size_bytes * float(text[:-1]) / 100)
+    return parse_size(text, "io_size")
+
+
 def ios_per_pass(cfg, size_bytes: int) -> int | None:
     """I/Os of one pass over a region of ``size_bytes``: where a job that is not time
-    based stops (a holed sequential job passes over fewer offsets than blocks); None
-    when the sizes vary (the pass is then counted in bytes: ``byte_limit``)."""
+    based stops (a holed sequential job passes over fewer offsets than blocks; with
+    ``io_size``, that many bytes of I/O, a sequential stream starting over at the
+    region's end); None when the sizes vary (the pass is then counted in bytes:
+    ``byte_limit``)."""
     if not cfg.fixed_bs:
         return None
     bs = cfg.bs_bytes
+    io_size = io_size_bytes(cfg, size_bytes)
+    if io_size is not None:
+        return max(1, io_size // bs)
     random = cfg.mode.startswith("rand")
     _, skip = rw_postfix(cfg.rw, random)
     n_blocks = size_bytes // bs
@@ -114,12 +130,14 @@ def io_limit(cfg, size_bytes: int) -> int | None:
 
 
 def byte_limit(cfg, size_bytes: int) -> int | None:
-    """Bytes a job whose sizes vary issues before it ends on its own (fio's
-    ``io_size``: ``loops`` x ``size``; None: a fixed size is counted in I/Os by
+    """Bytes a job whose sizes vary issues before it ends on its own (``loops`` x
+    ``io_size``, which defaults to ``size``; None: a fixed size is counted in I/Os by
     ``io_limit``, or the runtime ends the job)."""
     if cfg.time_based or cfg.fixed_bs:
         return None
-    return cfg.loops * (size_bytes // cfg.bs_bytes * cfg.bs_bytes)
+    io_size = io_size_bytes(cfg, size_bytes)
+    return cfg.loops * (io_size if io_size is not None
+                        else size_bytes // cfg.bs_bytes * cfg.bs_bytes)
 
 
 class Offsets:
@@ -154,6 +172,13 @@ class Offsets:
         self.seq_left = self.seq_nr                # td->ddir_seq_nr
         self.last_pos = [0, 0]                     # per direction: where its last I/O ended
         self.last_start = [-1, -1]                 # ... and where it began
+        # io_size with loops: each pass starts at the region's start (fio's
+        # clear_io_state between loops)
+        io_size = io_size_bytes(cfg, self.size_bytes)
+        self.pass_bytes = (None if io_size is None or cfg.time_based or cfg.loops == 1
+                           else io_size // bs * bs if self.one_size
+                           else io_size)
+        self._pass_done = 0
         self._offs: list = []
         self._reads: list = []
         self._pos = self._n = 0
@@ -221,4 +246,9 @@ class Offsets:
              else self.sizes.draw(op, self.size_bytes - pos))
         self.last_start[op] = pos
         self.last_pos[op] = pos + n
+        if self.pass_bytes is not None:
+            self._pass_done += n
+            if self._pass_done >= self.pass_bytes:
+                self._pass_done = 0
+                self.last_pos = [0, 0]
         return pos, n

@@ -111,6 +111,37 @@ def test_loops_repeats_a_job_that_is_not_time_based():
         FioConfig(loops=0)
 
 
+def test_io_size_sets_the_bytes_of_a_pass_within_the_region():
+    """fio's io_size: size=64k io_size=32k stops after 32 KB, io_size=128k goes over the
+    region twice; with loops each pass starts at the region's start (clear_io_state);
+    a percentage is of the region; with sizes that vary it is counted in bytes."""
+    def served(**kw):
+        sim = Simulator()
+        dev = FixedDevice(sim, service_ns=10_000, queue_depth=4)
+        job = FioJob(sim, FioConfig(**{"rw": "read", "bs": "16k", "size": "64k",
+                                       "iodepth": 1, "time_based": False, "runtime_s": 10,
+                                       **kw}),
+                     BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
+                     np.random.default_rng(1))
+        job.start()
+        sim.run()
+        return [(off // KB, n // KB) for _, _, off, n in dev.served]
+
+    assert served(io_size="32k") == [(0, 16), (16, 16)]
+    assert served(io_size="128k") == [(o, 16) for o in (0, 16, 32, 48)] * 2
+    assert served(io_size="32k", loops=2) == [(0, 16), (16, 16)] * 2
+    assert served(io_size="150%") == [(o, 16) for o in (0, 16, 32, 48, 0, 16)]
+    varied = served(io_size="96k", loops=2, bs="4k", bsrange="4k-16k", size="128k")
+    done = np.cumsum([n for _, n in varied])
+    assert done[-1] >= 2 * 96 > done[-2]            # as fio, the I/O that crosses it ends it
+    first_end = int(np.argmax(done >= 96))          # ... and ends the first pass
+    assert varied[first_end + 1][0] == 0 and [o for o, _ in varied[1:first_end + 1]] == \
+        list(done[:first_end])                      # a stream, then the second pass starts over
+    with pytest.raises(ValueError, match=r"^io_size: must be at least the smallest block "
+                                         r"size \(4096 bytes\), got '1k'$"):
+        FioConfig(io_size="1k")
+
+
 def test_percentage_random_mixes_random_and_sequential_ios():
     """should_do_random: 0 % is a sequential stream from the region's start, 50 % goes
     on from the last I/O about half the time, per direction (randrw with 100,0: random
