@@ -36,6 +36,10 @@ What changes per release (the README's "Kernel versions" table is this, in prose
   ``nr_requests`` each count reads and writes up to 2.6.29, sync and async requests
   from 2.6.30 (commit 1faa16d2; an O_DIRECT or fsync write then shares the readers'
   list, background writeback has the other) - ``models/block/base.py``.
+- **Flush merging** (``block.flush_merging: null``): from 2.6.37 (blk-flush, commit
+  ae1b1539) one cache FLUSH is in flight per flush queue and every FLUSH asked
+  meanwhile is served by the next one; before, each went to the device
+  (``models/block/base.py``).
 - **Congestion**: a blk-mq queue is never congested (only the legacy request
   allocator set the flag), so the flusher does not back off from it
   (``models/block/mq/queue.py``).
@@ -43,7 +47,8 @@ What changes per release (the README's "Kernel versions" table is this, in prose
 The same on every release, deliberately (what the models do not distinguish): the
 bdi flusher threads of 2.6.32+ (2.6.18's pdflush is not modelled), the IO-less dirty
 throttling of 3.2+ (``models/fs/pagecache.py``), REQ_FLUSH / FUA of 2.6.37+ (the
-2.6.18-2.6.36 barrier that drained the queue around a flush is not modelled),
+2.6.18-2.6.36 barrier that drained the queue around a flush is not modelled; the
+flush merging of 2.6.37+ is),
 write-back throttling (``wbt``, 4.10+), the scheduler's own changes between releases
 (mq-deadline's priorities of 5.14+, bfq's tuning).
 """
@@ -103,6 +108,11 @@ class KernelConfig:
     def request_lists(self) -> str:
         """How the legacy queue's two request lists divide requests."""
         return "read_write" if self.release < (2, 6, 30) else "sync_async"
+
+    def flush_merging(self) -> bool:
+        """One FLUSH in flight per flush queue, the ones asked meanwhile sharing the
+        next (blk-flush, 2.6.37+)."""
+        return self.release >= (2, 6, 37)
 
     def check_scheduler(self, scheduler: str, nvme: bool) -> str | None:
         """Why ``scheduler`` cannot be used on this release (None: it can)."""

@@ -73,6 +73,8 @@ def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict
             raise ConfigError(key, why)
     if sched == "deadline" and merged.get("deadline_contiguous_batches") is None:
         merged["deadline_contiguous_batches"] = kernel.deadline_contiguous_batches()
+    if merged.get("flush_merging") is None:
+        merged["flush_merging"] = kernel.flush_merging()
     if sched in LEGACY_SCHEDULERS:
         if merged.get("nr_requests") is None:
             merged["nr_requests"] = LEGACY_NR_REQUESTS

@@ -30,7 +30,12 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   device's command queue (``Device.queue_depth``, the TCQ/NCQ depth) has a free slot.
   FLUSH requests bypass the scheduler and are dispatched first; on a device whose
   write cache is off (``Device.write_cache_mode`` "write through") a FLUSH is completed
-  at once without a request, as Linux does (nothing in iostat's f/s).
+  at once without a request, as Linux does (nothing in iostat's f/s). With
+  ``flush_merging`` (Linux 2.6.37+, blk-flush's ``blk_kick_flush``) one FLUSH of a
+  flush queue is at the device at a time and a FLUSH asked while one runs or waits
+  joins the waiting one: one device FLUSH (one in f/s) completes them all. A joining
+  FLUSH takes no request of its own here (Linux allocates one for each and frees them
+  together: only a queue out of requests would tell).
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
 - **Congestion**: the queue is write-congested while at least ``nr_requests -
@@ -105,6 +110,8 @@ class BlockQueue:
         self.waiting: tuple[deque[_Call], deque[_Call]] = (deque(), deque())
         self._batch: dict[int, list] = {}  # issuer -> [nr_batch_requests, last_waited_ns]
         self.flushes: deque[IORequest] = deque()
+        self.flush_merging = bool(self.cfg.flush_merging)
+        self._flushing: set[int] = set()    # flush queues with a FLUSH at the device
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
@@ -280,6 +287,8 @@ class BlockQueue:
                 return True
             if self._elevator_merge(bio):
                 return True
+        elif self.flush_merging and self._join_flush(bio):
+            return True
         # get_request: the scheduler's say first (elv_may_queue), once per allocation
         must = self.sched.may_queue is not None and self.sched.may_queue(bio)
         if not (may_allocate or must) or self._get_request_fails(bio, must):
@@ -390,6 +399,39 @@ class BlockQueue:
         if self.rl_count[c] + 1 <= self.nr_requests:
             self.rl_full[c] = False
 
+    # -- flushes (blk-flush, 2.6.37+) ----------------------------------------------------
+    def _flush_queue(self, r: IORequest) -> int:
+        """The flush queue of a FLUSH: the legacy queue has one."""
+        return 0
+
+    def _join_flush(self, bio: IORequest) -> bool:
+        """``blk_insert_flush`` / ``blk_kick_flush``: a FLUSH of a flush queue whose FLUSH
+        still waits to be issued is served by that one."""
+        q = self._flush_queue(bio)
+        for pending in self.flushes:
+            if self._flush_queue(pending) == q:
+                pending.parts.append(bio)
+                return True
+        return False
+
+    def _next_flush(self) -> IORequest | None:
+        """The next FLUSH to issue: the oldest, or with ``flush_merging`` the oldest
+        whose flush queue has none at the device (None: they all wait)."""
+        flushes = self.flushes
+        if not self.flush_merging:
+            return flushes.popleft()
+        for req in flushes:
+            q = self._flush_queue(req)
+            if q not in self._flushing:
+                flushes.remove(req)
+                self._flushing.add(q)
+                return req
+        return None
+
+    def _flush_done(self, req: IORequest) -> None:
+        if self.flush_merging and req.op == FLUSH:
+            self._flushing.discard(self._flush_queue(req))
+
     def _insert_plugged(self, plug_list: list[IORequest]) -> None:
         now = self.sim.now_ns
         plug_list.sort(key=lambda r: r.offset_bytes)
@@ -401,8 +443,9 @@ class BlockQueue:
         dev, sched, flushes, now = self.device, self.sched, self.flushes, self.sim.now_ns
         can_accept = dev.can_accept
         while can_accept():
-            if flushes:
-                dev.submit(flushes.popleft())
+            req = self._next_flush() if flushes else None
+            if req is not None:
+                dev.submit(req)
             elif sched.count:
                 req = sched.dispatch(now)
                 if req is None:          # held back by the scheduler (cfq / bfq idling)
@@ -437,6 +480,7 @@ class BlockQueue:
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
         self._freed(req)
+        self._flush_done(req)
         if self._sched_done is not None:
             self._sched_done(req, now)
         waiting = self.waiting[self.rl_of(req)]

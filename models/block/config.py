@@ -42,6 +42,12 @@ class BlockConfig:
     reads, O_DIRECT / fsync writes and flushes are sync). ``None``: the kernel's
     (``models/linux.py``), and 2.6.18's where no kernel is given. blk-mq has one tag
     pool per hardware context and ignores it.
+    ``flush_merging`` (no sysfs name: the kernel's code): the flush machinery of Linux
+    2.6.37+ (``block/blk-flush.c``, commit ae1b1539): at most one cache FLUSH in
+    flight per flush queue (the legacy queue's one, blk-mq's per hardware context),
+    and every FLUSH asked while it runs or waits is served by the next one. Before
+    2.6.37 each FLUSH went to the device. ``None``: the kernel's (``models/linux.py``),
+    and 2.6.18's (off) where no kernel is given.
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``, ``back_seek_max_kb`` / ``back_seek_penalty`` (sysfs
     ``back_seek_max`` in KB, 16384, and ``back_seek_penalty``, 2: a request up to that
@@ -66,6 +72,7 @@ class BlockConfig:
     front_merges: bool = True
     deadline_contiguous_batches: bool | None = None
     request_lists: str | None = None
+    flush_merging: bool | None = None
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0

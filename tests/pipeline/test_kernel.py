@@ -68,6 +68,16 @@ def test_the_release_decides_the_request_lists_and_an_explicit_setting_wins(comp
     assert _spec(compose, "block.request_lists=sync_async").params[key] == "sync_async"
     assert _spec(compose, "kernel='5.15'", "block=default").params[key] is None   # blk-mq
 
+def test_the_release_decides_flush_merging_and_an_explicit_setting_wins(compose):
+    key = "device.sda.queue.flush_merging"
+    assert _spec(compose).params[key] is False                         # 2.6.18
+    assert _spec(compose, "kernel='2.6.32'", "block=noop").params[key] is False
+    for release in ("3.10", "4.19", "5.15"):                          # blk-flush, 2.6.37+
+        assert _spec(compose, f"kernel='{release}'", "block=default").params[key] is True
+    assert _spec(compose, "kernel='5.15'", "block=default",
+                 "block.flush_merging=false").params[key] is False
+
+
 def test_a_setting_the_release_does_not_have_names_its_key(compose):
     with pytest.raises(ConfigError, match="removed in Linux 5.0") as ex:
         _spec(compose, "kernel='6.1'")

@@ -29,7 +29,10 @@ Modelled:
   ``none`` (arrival order), ``mq-deadline``, ``kyber``, ``bfq`` - modules beside this
   one. A scheduler may hold a request back (kyber without a token): dispatch stops
   until a completion.
-- **FLUSH** bypasses the scheduler (``blk_insert_flush``) and is issued first.
+- **FLUSH** bypasses the scheduler (``blk_insert_flush``) and is issued first; with
+  ``flush_merging`` one FLUSH per hardware context's flush queue (``hctx->fq``) is at
+  the device at a time, the ones asked meanwhile served by the next
+  (``BlockQueue._next_flush``).
 - **No congestion**: blk-mq never marks the queue congested (only the legacy
   request allocator did, ``blk_set_congested``), so background writeback does not
   back off from it (``congested()`` is always False): it sleeps on a tag like any
@@ -144,6 +147,8 @@ class MQQueue(BlockQueue):
         self._batch: dict = {}                          # no batchers: tags are tags
         self.hctx_dispatched = [0] * self.nr_hw_queues
         self.flushes: deque[IORequest] = deque()
+        self.flush_merging = bool(cfg.flush_merging)
+        self._flushing: set[int] = set()
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
@@ -203,6 +208,8 @@ class MQQueue(BlockQueue):
                 return True
             if self._elevator_merge(bio):
                 return True
+        elif self.flush_merging and self._join_flush(bio):
+            return True
         h = self.hctx_of(bio)
         if not may_allocate or self.hctx_allocated[h] >= self.nr_requests:
             return False
@@ -223,6 +230,10 @@ class MQQueue(BlockQueue):
         super()._freed(req)
         self.hctx_allocated[req.tag] -= 1
 
+    def _flush_queue(self, r: IORequest) -> int:
+        """blk-mq's flush queue is its hardware context's (``hctx->fq``)."""
+        return self._hctx(r.issuer)
+
     def _wakes(self, freed: IORequest) -> bool:
         """Any freed tag wakes its hctx's sleepers (``blk_mq_put_tag``'s sbitmap
         wake-up)."""
@@ -232,15 +243,14 @@ class MQQueue(BlockQueue):
     def _run_queue(self) -> None:
         dev, sched, flushes, now = self.device, self.sched, self.flushes, self.sim.now_ns
         while dev.can_accept():
-            if flushes:
-                req = flushes.popleft()
-            elif sched.count:
+            req = self._next_flush() if flushes else None
+            if req is None:
+                if not sched.count:
+                    break
                 req = sched.dispatch(now)
                 if req is None:          # held back by the scheduler (kyber tokens, bfq idling)
                     self._wake_later()
                     break
-            else:
-                break
             self.hctx_dispatched[req.tag] += 1
             dev.submit(req)
 
@@ -248,6 +258,7 @@ class MQQueue(BlockQueue):
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
         self._freed(req)
+        self._flush_done(req)
         h = req.tag
         if self._sched_done is not None:
             self._sched_done(req, now)
