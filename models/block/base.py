@@ -429,7 +429,7 @@ class BlockQueue:
         return None
 
     def _flush_done(self, req: IORequest) -> None:
-        if self.flush_merging and req.op == FLUSH:
+        if req.op == FLUSH:
             self._flushing.discard(self._flush_queue(req))
 
     def _insert_plugged(self, plug_list: list[IORequest]) -> None:
@@ -480,7 +480,8 @@ class BlockQueue:
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
         self._freed(req)
-        self._flush_done(req)
+        if self._flushing:              # flush merging: a FLUSH at the device
+            self._flush_done(req)
         if self._sched_done is not None:
             self._sched_done(req, now)
         waiting = self.waiting[self.rl_of(req)]

@@ -258,7 +258,8 @@ class MQQueue(BlockQueue):
         now = self.sim.now_ns
         self.counters.done(req.op, req.size_bytes, req.queue_ns, now)
         self._freed(req)
-        self._flush_done(req)
+        if self._flushing:              # flush merging: a FLUSH at the device
+            self._flush_done(req)
         h = req.tag
         if self._sched_done is not None:
             self._sched_done(req, now)
