@@ -82,7 +82,8 @@ MAX_DETAIL_ROWS = 1_000_000
 def detail_rows_estimate(spec: RunSpec) -> int | None:
     """Rows of the ``iostat`` detail table a run will write: one per block queue per
     ``results.sample_ms`` of simulated time. The simulated time is ``run.duration_s``,
-    else the workload's ``runtime_s`` and its lead-in ``ramp_time_s`` (fio runs both);
+    else the workload's ``runtime_s`` and its lead-in (fio's ``startdelay_s`` and
+    ``ramp_time_s``: it runs them all);
     None when neither bounds it (a workload that ends when its work is done)."""
     if not spec.results.details:
         return 0
@@ -94,10 +95,12 @@ def detail_rows_estimate(spec: RunSpec) -> int | None:
 
 
 def _simulated_seconds(spec: RunSpec) -> float:
-    """``run.duration_s``, else the workload's ``runtime_s`` + ``ramp_time_s`` (0: unbounded)."""
+    """``run.duration_s``, else the workload's ``runtime_s`` + ``startdelay_s`` +
+    ``ramp_time_s`` (0: unbounded)."""
     cfg = spec.workload.config
     runtime = getattr(cfg, "runtime_s", 0) or 0
-    return spec.run.duration_s or (runtime + (getattr(cfg, "ramp_time_s", 0) or 0) if runtime else 0)
+    lead_in = (getattr(cfg, "ramp_time_s", 0) or 0) + (getattr(cfg, "startdelay_s", 0) or 0)
+    return spec.run.duration_s or (runtime + lead_in if runtime else 0)
 
 
 def check_detail_rows(spec: RunSpec) -> None:

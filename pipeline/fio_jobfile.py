@@ -14,8 +14,9 @@ HOWTO):
 
 - ``runtime`` / ``ramp_time`` (seconds unless suffixed: us, ms, s, m, h, d):
   ``runtime_s`` = runtime, ``ramp_time_s`` = ramp_time (fio's ramp is lead-in time on
-  top of the runtime: the job runs both, ``models.workload.fio``). ``thinktime``
-  (microseconds unless suffixed) -> ``thinktime_us``.
+  top of the runtime: the job runs both, ``models.workload.fio``); ``startdelay`` ->
+  ``startdelay_s`` (the job starts that long after its phase; fio's random range is
+  not modelled). ``thinktime`` (microseconds unless suffixed) -> ``thinktime_us``.
 - ``rw=`` (or ``readwrite=``) takes fio's values, the value ``rw`` being ``readwrite``
   (options.c), with fio's postfix (``randread:8``: a new random offset every 8 I/Os,
   ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every
@@ -97,6 +98,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "iodepth_batch_complete_min": ("int", "iodepth_batch_complete_min"),
     "iodepth_batch_complete": ("int", "iodepth_batch_complete_min"),
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
+    "startdelay": ("time_s", "startdelay_s"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
     "io_size": ("str", "io_size"), "io_limit": ("str", "io_size"),
     "loops": ("int", "loops"),
@@ -117,11 +119,11 @@ KNOWN = tuple(sorted(set(OPTIONS) | set(IGNORED)))
 UNSUPPORTED: dict[str, str] = {
     "blocksize_unaligned": "bs= must be a multiple of 512 bytes",
     "verify": "data is not kept, so it cannot be verified",
-    "startdelay": "use stonewall to start a job after the ones above it",
     "nrfiles": "one file (or block device) per job",
 }
 # FioConfig fields a fio option of another name sets (besides the targets in OPTIONS)
 _SET_BY = {"runtime_s": ("runtime",), "ramp_time_s": ("ramp_time",),
+           "startdelay_s": ("startdelay",),
            "rwmixread": ("rwmixwrite",), "direct": ("buffered",)}
 # fio's own defaults, where a job file differs from FioConfig's
 FIO_DEFAULTS = {"rw": "read", "bs": "4k", "iodepth": 1, "ioengine": "psync", "size": "100%",
@@ -336,6 +338,7 @@ def expand(entry: dict) -> dict:
     for k in named:
         entry.pop(k)
     for a, b in (("runtime_s", "runtime"), ("ramp_time_s", "ramp_time"),
+                 ("startdelay_s", "startdelay"),
                  ("thinktime_us", "thinktime")):
         if a in entry and b in named:
             raise ConfigError(f"workload.{b}", f"set {b} (fio's name) or {a}, not both")

@@ -14,7 +14,9 @@ or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (async
 ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
 block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
 before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runtime_s``
-(counted from the ramp's end, as fio's: a job runs ramp + runtime), ``time_based``
+(counted from the ramp's end, as fio's: a job runs ramp + runtime), ``startdelay_s``
+(fio ``startdelay``: the job starts that long after the run - or its stonewall - and
+then runs its ramp and runtime), ``time_based``
 (false: each job stops once it has done ``size`` bytes, as fio does without it; true,
 the default here: it loops over its region until its runtime is over), ``loops`` (a
 job that is not time based passes over its region that many times), ``io_size`` (the
@@ -92,6 +94,7 @@ class FioConfig:
     iodepth_batch_complete_min: int = 1
     runtime_s: float = 10.0
     ramp_time_s: float = 0.0
+    startdelay_s: float = 0.0
     number_ios: int = 0
     io_size: str = ""
     loops: int = 1
@@ -157,8 +160,8 @@ class FioConfig:
         if not 0 <= self.rwmixread <= 100:
             raise ValueError(f"rwmixread: must be in 0..100, got {self.rwmixread}")
         above(self, 0, "runtime_s")
-        at_most(self, MAX_SECONDS, "runtime_s", "ramp_time_s")
-        at_least(self, 0, "ramp_time_s", "number_ios", "thinktime_us", "fsync", "fdatasync")
+        at_most(self, MAX_SECONDS, "runtime_s", "ramp_time_s", "startdelay_s")
+        at_least(self, 0, "startdelay_s", "ramp_time_s", "number_ios", "thinktime_us", "fsync", "fdatasync")
         rate_ns_per_io(self)
         min_bytes_per_s(self)
         at_least(self, 1, "rate_cycle_ms", "loops")
@@ -414,6 +417,15 @@ class FioJob(FioGroup):
         self.sync_lat = LatencyRecorder()      # fsync/fdatasync: drain + FLUSH
 
     def start(self) -> None:
+        """Start the jobs, after ``startdelay``."""
+        delay_ns = int(self.cfg.startdelay_s * 1e9)
+        if delay_ns:
+            self.measure_from_ns = self.sim.now_ns + delay_ns + self.ramp_ns
+            self.sim.after(delay_ns, self._start_now)
+        else:
+            self._start_now()
+
+    def _start_now(self, _arg=None) -> None:
         self.running = len(self.jobs)
         self.started_ns = self.sim.now_ns
         self.measure_from_ns = self.started_ns + self.ramp_ns

@@ -21,7 +21,8 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
   ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
   ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs`` /
-  ``bsrange`` / ``bssplit``, ``runtime`` / ``ramp_time`` / ``time_based`` / ``number_ios``, as for ``direct=1`` (the
+  ``bsrange`` / ``bssplit``, ``runtime`` / ``ramp_time`` / ``startdelay`` / ``time_based`` /
+  ``number_ios``, as for ``direct=1`` (the
   job runs ramp + runtime and measures the runtime).
 - Size: the files of all jobs together hold at most ``models.fs.file.MAX_PAGES`` pages
   (128 GiB): the page cache keeps state for every page of a file, so a bigger ``size``
@@ -87,6 +88,15 @@ class FioBufferedJob(FioGroup):
         self._iostat: dict = {}
 
     def start(self) -> None:
+        """Start the jobs, after ``startdelay``."""
+        delay_ns = int(self.cfg.startdelay_s * 1e9)
+        if delay_ns:
+            self.measure_from_ns = self.sim.now_ns + delay_ns + int(self.cfg.ramp_time_s * 1e9)
+            self.sim.after(delay_ns, self._start_now)
+        else:
+            self._start_now()
+
+    def _start_now(self, _arg=None) -> None:
         cfg = self.cfg
         self.started_ns = self.sim.now_ns
         self.measure_from_ns = self.started_ns + int(cfg.ramp_time_s * 1e9)

@@ -254,3 +254,11 @@ def test_the_several_jobs_example_of_the_readme(compose):
     assert spec.workload.type == "fio_jobs" and c.names == ("oltp-reads", "redo-writes", "backup")
     assert c.groups == (0, 0, 1) and c.stonewall == (False, False, True)
     assert c.jobs[1].rate_iops == ",200" and c.jobs[2].bs == "1m"
+
+
+def test_startdelay_is_read_as_fio_reads_a_time(tmp_path):
+    job = tmp_path / "d.fio"
+    job.write_text("[global]\ndirect=1\nruntime=1s\n[a]\nrw=randread\n[b]\nrw=randwrite\n"
+                   "startdelay=250ms\n")
+    e = expand({"type": "fio", "jobfile": str(job)})
+    assert [j.get("startdelay_s", 0.0) for j in e["jobs"]] == [0.0, 0.25]

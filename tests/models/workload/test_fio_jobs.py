@@ -79,3 +79,18 @@ def test_a_malformed_job_list_names_the_field(kw, msg):
             "stonewall": (False, False)}
     with pytest.raises(ValueError, match=msg):
         FioJobsConfig(**{**base, **kw})
+
+
+def test_a_job_with_startdelay_joins_the_one_already_running():
+    """startdelay=100ms on the second job: the first has the device alone for 100 ms,
+    then they share it; both measure their own runtime."""
+    cfg = FioJobsConfig(
+        jobs=(FioConfig(rw="randread", runtime_s=0.3),
+              FioConfig(rw="randwrite", runtime_s=0.1, startdelay_s=0.1)),
+        names=("r", "w"), groups=(0, 0), stonewall=(False, False))
+    jobs, dev = _run(cfg)
+    writes = [t for t, op, *_ in dev.served if op == WRITE]
+    assert min(writes) == 100 * MS and max(writes) <= 200 * MS   # (one in flight at its end)
+    assert all(op == READ for t, op, *_ in dev.served if t < 100 * MS)
+    assert jobs.members[1].measure_from_ns == 100 * MS
+    assert jobs.results()["job1.write_iops"] == pytest.approx(500, abs=10)

@@ -211,3 +211,16 @@ def test_size_and_offset_as_a_percentage_of_the_device():
     for bad in ({"size": "0%"}, {"size": "120%"}, {"offset": "100%"}, {"size": "x%"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             FioConfig(**bad)
+
+
+def test_startdelay_starts_the_job_that_much_later_then_ramp_and_runtime():
+    """fio's startdelay: nothing is issued before it; the ramp and the runtime follow."""
+    res, job = _run(FioConfig(rw="randread", iodepth=1, startdelay_s=0.5, ramp_time_s=0.25,
+                              runtime_s=1.0))
+    served = job.queue.device.served
+    assert served[0][0] == 500 * MS
+    assert job.measure_from_ns == 750 * MS and job.finished_ns == 1750 * MS
+    assert res["iops"] == pytest.approx(1000, abs=2)         # 1 ms per read, over 1 s
+    with pytest.raises(ValueError, match="^startdelay_s: must be >= 0"):
+        FioConfig(startdelay_s=-1)
+
