@@ -34,7 +34,8 @@ Modelled:
 
 Deliberately not modelled: fio's random map (each block once per pass): blocks are
 drawn with replacement, as with ``norandommap``; a negative postfix (backwards
-sequential I/O) is refused; ``percentage_random``, ``random_generator``, zoned I/O.
+sequential I/O) is refused; ``random_generator``, ``zonemode`` (zoned I/O; the zoned
+*distributions* are ``models.workload.fio_random``'s).
 """
 from __future__ import annotations
 
