@@ -6,10 +6,12 @@
 - rate: ``rate_iops`` / ``rate`` with fio's syntax ``r[,w[,t]]`` (``500``: 500 reads
   and 500 writes a second, each direction capped on its own; ``500,200``; ``,200``
   caps only writes; ``rate`` in bytes a second, ``10m,5m``, and over ``rate_iops``
-  where both are set, as fio's ``__setup_rate``, which counts ``rate_iops`` in I/Os of
-  the direction's smallest size). A direction's next I/O is issued no earlier than
-  the bytes it issued so far / rate after the job started (fio's
-  ``rate_next_io_time``: with one size, the k-th I/O at k x bs / rate); a
+  where both are set, as fio's ``__setup_rate``, which turns ``rate_iops`` into bytes
+  with the direction's smallest size). A direction's next I/O is issued no earlier
+  than the bytes it issued so far / rate after the job started (fio's
+  ``usec_for_io``: with one size, the k-th I/O at k x bs / rate) - except a
+  ``rate_iops`` cap of a ``bssplit`` direction, which fio counts in I/Os, whatever
+  their size; a
   mixed job whose drawn direction is ahead of its rate takes the other direction if
   that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). The
   count starts over at the ramp's end (``reset_all_stats``). Trim
@@ -77,6 +79,11 @@ class RateCap:
     def __init__(self, cfg, t0_ns: int, restart_ns: int | None = None) -> None:
         self.ns = dict(zip((READ, WRITE), rate_ns_per_io(cfg)))
         self.unit = {op: s.min_bs for op, s in zip((READ, WRITE), cfg.block_sizes)}
+        # fio's usec_for_io: a rate_iops cap (no byte rate) of a bssplit direction
+        # counts I/Os, whatever their size; every other cap counts bytes
+        by_bw = _caps(cfg.rate, "rate", lambda p: parse_size(p, "rate"))
+        self.per_io = {op: not bw and bool(s.split)
+                       for op, bw, s in zip((READ, WRITE), by_bw, cfg.block_sizes)}
         mixed = cfg.mode in ("randrw", "readwrite")
         fixed = WRITE if cfg.mode in ("write", "randwrite") else READ
         share = {READ: cfg.rwmixread, WRITE: 100 - cfg.rwmixread}
@@ -125,7 +132,7 @@ class RateCap:
         return op, math.ceil(self.due_ns(op)) - now_ns
 
     def issued(self, op: int, nbytes: int) -> None:
-        self.bytes[op] += nbytes
+        self.bytes[op] += self.unit[op] if self.per_io[op] else nbytes
 
 
 EIO = 5            # fio's error when a job misses its minimum rate (td_verror)

@@ -154,12 +154,18 @@ def test_a_random_job_of_varied_sizes_stops_once_it_issued_size_bytes():
     assert total >= 16 * 2**20 > total - served[-1][3]     # the I/O that crossed it ends it
 
 
-def test_rate_counts_bytes_when_sizes_vary():
-    """rate=1m with 4k/50:64k/50 keeps 1 MB a second (fio's rate_next_io_time counts
-    bytes); rate_iops counts I/Os of the smallest size (fio's __setup_rate)."""
-    served, job = _served(FioConfig(rw="randread", bssplit="4k/50:64k/50", rate="1m",
-                                    iodepth=8, runtime_s=2.0))
+def test_rate_counts_bytes_when_sizes_vary_and_rate_iops_of_a_bssplit_counts_ios():
+    """fio's usec_for_io: rate=1m with 4k/50:64k/50 keeps 1 MB a second (bytes); with
+    bsrange, rate_iops is bytes at the smallest size (__setup_rate); with bssplit,
+    rate_iops counts I/Os whatever their size."""
+    _, job = _served(FioConfig(rw="randread", bssplit="4k/50:64k/50", rate="1m",
+                               iodepth=8, runtime_s=2.0))
     assert job.results()["read_MB_s"] == pytest.approx(1.0, rel=0.03)
-    served, job = _served(FioConfig(rw="randread", bssplit="4k/50:64k/50", rate_iops=256,
-                                    iodepth=8, runtime_s=2.0))
+    _, job = _served(FioConfig(rw="randread", bsrange="4k-16k", rate_iops=256,
+                               iodepth=8, runtime_s=2.0))
     assert job.results()["read_MB_s"] == pytest.approx(256 * 4 / KB, rel=0.03)
+    _, job = _served(FioConfig(rw="randread", bssplit="4k/50:64k/50", rate_iops=256,
+                               iodepth=8, runtime_s=2.0))
+    res = job.results()
+    assert res["read_iops"] == pytest.approx(256, rel=0.02)
+    assert res["read_MB_s"] == pytest.approx(256 * 34 / KB, rel=0.1)   # 34 KB on average
