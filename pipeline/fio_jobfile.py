@@ -105,7 +105,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "thinktime": ("time_us", "thinktime_us"), "thinktime_blocks": ("int", "thinktime_blocks"),
     "rate_iops": ("str", "rate_iops"), "rate": ("str", "rate"),
     "rate_iops_min": ("str", "rate_iops_min"), "rate_min": ("str", "rate_min"),
-    "rate_cycle": ("int", "rate_cycle_ms"),
+    "rate_cycle": ("int", "rate_cycle_ms"), "rate_process": ("str", "rate_process"),
     "random_distribution": ("str", "random_distribution"),
     "rw_sequencer": ("str", "rw_sequencer"),
     "percentage_random": ("str", "percentage_random"),
@@ -322,7 +322,8 @@ def _fio_keys(entry: dict) -> dict:
 _OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
                "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
                "number_ios", "io_size", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
-               "rate_min", "random_distribution", "rw_sequencer", "percentage_random",
+               "rate_min", "rate_process", "random_distribution", "rw_sequencer",
+               "percentage_random",
                "fsync", "fdatasync",
                "filename"}
 

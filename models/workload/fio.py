@@ -30,7 +30,8 @@ Also modelled, as fio documents them:
 - ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
   job stalls that long before it issues again (I/Os already in flight go on);
 - ``rate_iops`` / ``rate`` = ``r[,w]``: each job's reads and writes capped each, I/Os
-  or bytes a second; ``rate_iops_min`` / ``rate_min`` (``rate_cycle_ms``): a job that
+  or bytes a second, evenly or as Poisson arrivals (``rate_process``);
+  ``rate_iops_min`` / ``rate_min`` (``rate_cycle_ms``): a job that
   falls below ends with fio's error (``models.workload.fio_pace``);
 - ``random_distribution`` = random | zipf:<theta> | pareto:<h> | normal:<pct> |
   zoned:<access>/<size %>:... | zoned_abs:<access>/<bytes>:...
@@ -106,6 +107,7 @@ class FioConfig:
     rate_min: str = "0"
     rate_iops_min: str = "0"
     rate_cycle_ms: int = 1000
+    rate_process: str = "linear"
     random_distribution: str = "random"
     fsync: int = 0
     fdatasync: int = 0
@@ -165,6 +167,8 @@ class FioConfig:
         rate_ns_per_io(self)
         min_bytes_per_s(self)
         at_least(self, 1, "rate_cycle_ms", "loops")
+        if self.rate_process not in ("linear", "poisson"):
+            raise ValueError(f"rate_process: must be linear or poisson, got {self.rate_process!r}")
         at_least(self, 1, "thinktime_blocks")
         at_most(self, MAX_SECONDS * 1e6, "thinktime_us")
         parse_distribution(self.random_distribution)

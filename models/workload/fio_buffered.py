@@ -112,7 +112,8 @@ class FioBufferedJob(FioGroup):
     def _job(self, j: int, f, offsets: Offsets):
         cfg, fs, sim = self.cfg, self.fs, self.sim
         start = self.offset_bytes
-        rate = (RateCap(cfg, sim.now_ns, self.measure_from_ns) if any(rate_ns_per_io(cfg))
+        rate = (RateCap(cfg, sim.now_ns, self.measure_from_ns, self.rngs[j])
+                if any(rate_ns_per_io(cfg))
                 else None)
         min_rate = MinRate(cfg, sim.now_ns) if any(min_bytes_per_s(cfg)) else None
         think_ns = int(round(cfg.thinktime_us * 1000))

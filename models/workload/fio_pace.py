@@ -14,9 +14,13 @@
   their size; a
   mixed job whose drawn direction is ahead of its rate takes the other direction if
   that one is due, else waits for the earlier of the two (fio's ``rate_ddir``). The
-  count starts over at the ramp's end (``reset_all_stats``). Trim
-  caps are accepted and unused (no trims are issued). Not modelled: fio's quiesce of
-  the I/Os in flight before it sleeps for the rate, ``rate_process=poisson``;
+  count starts over at the ramp's end (``reset_all_stats``). ``rate_process=poisson``
+  (fio's ``usec_for_io``): each direction's next I/O falls due an exponentially
+  distributed gap after the last one's due time, mean 1 / the cap's IOPS (at the
+  direction's smallest size), drawn from a stream of its own (fio's
+  ``poisson_state``): a Poisson arrival process, falling behind caught up as with the
+  linear one. Trim caps are accepted and unused (no trims are issued). Not
+  modelled: fio's quiesce of the I/Os in flight before it sleeps for the rate;
 - minimum rate: ``rate_min`` (bytes a second) / ``rate_iops_min``, ``r[,w]`` as the
   caps: from 2 s after the ramp's end (fio's settle counts from ``td->start``, which
   ``reset_all_stats`` resets when the ramp ends), every ``rate_cycle`` ms (fio's default 1000)
@@ -31,6 +35,9 @@
 from __future__ import annotations
 
 import math
+from collections import deque
+
+import numpy as np
 
 from ..device.request import FLUSH, READ, WRITE, IORequest
 from ..units import parse_size
@@ -76,8 +83,14 @@ class RateCap:
     resets ``td->start``: what the job fell behind during the ramp is not caught up
     in a burst after it."""
 
-    def __init__(self, cfg, t0_ns: int, restart_ns: int | None = None) -> None:
+    def __init__(self, cfg, t0_ns: int, restart_ns: int | None = None,
+                 rng: np.random.Generator | None = None) -> None:
         self.ns = dict(zip((READ, WRITE), rate_ns_per_io(cfg)))
+        # rate_process=poisson: the due times ahead, per direction, and their stream
+        self.poisson = cfg.rate_process == "poisson"
+        if self.poisson:
+            self.rng = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])
+            self._dues = {READ: deque([t0_ns]), WRITE: deque([t0_ns])}
         self.unit = {op: s.min_bs for op, s in zip((READ, WRITE), cfg.block_sizes)}
         # fio's usec_for_io: a rate_iops cap (no byte rate) of a bssplit direction
         # counts I/Os, whatever their size; every other cap counts bytes
@@ -97,10 +110,18 @@ class RateCap:
         if self.restart_ns is not None and now_ns >= self.restart_ns:
             self.t0, self.restart_ns = self.restart_ns, None
             self.bytes = {READ: 0, WRITE: 0}
+            if self.poisson:
+                self._dues = {READ: deque([self.t0]), WRITE: deque([self.t0])}
+
+    def _gap_ns(self, op: int) -> float:
+        return self.ns[op] * -math.log(1.0 - self.rng.random())
 
     def due_ns(self, op: int) -> float:
         """When the next I/O of ``op`` may be issued (``t0`` when uncapped): the bytes
-        issued at the rate, counted in whole I/Os of the smallest size and the rest."""
+        issued at the rate, counted in whole I/Os of the smallest size and the rest
+        (Poisson: the next arrival)."""
+        if self.poisson:
+            return self._dues[op][0]
         ios, rest = divmod(self.bytes[op], self.unit[op])
         due = self.t0 + ios * self.ns[op]
         return due + rest * self.ns[op] / self.unit[op] if rest else due
@@ -111,6 +132,11 @@ class RateCap:
         self._restart(now_ns)
         if not self.ns[op]:
             return math.inf
+        if self.poisson:                # arrivals up to now (the last one is later)
+            dues = self._dues[op]
+            while dues[-1] <= now_ns:
+                dues.append(dues[-1] + self._gap_ns(op))
+            return len(dues) - 1
         return int((now_ns - self.t0) / self.ns[op]) + 1 - -(-self.bytes[op] // self.unit[op])
 
     def allowance(self, now_ns: int) -> tuple[float, float]:
@@ -133,6 +159,11 @@ class RateCap:
 
     def issued(self, op: int, nbytes: int) -> None:
         self.bytes[op] += self.unit[op] if self.per_io[op] else nbytes
+        if self.poisson and self.ns[op]:
+            dues = self._dues[op]
+            due = dues.popleft()
+            if not dues:
+                dues.append(due + self._gap_ns(op))
 
 
 EIO = 5            # fio's error when a job misses its minimum rate (td_verror)
@@ -201,7 +232,8 @@ class Pace:
         job = self.job
         sim = job.fio.sim
         if self.rated and self.rate is None:
-            self.rate = RateCap(self.cfg, sim.now_ns, self.job.fio.measure_from_ns)
+            self.rate = RateCap(self.cfg, sim.now_ns, self.job.fio.measure_from_ns,
+                                self.job.rng)
         if self.min_rated and self.min_rate is None:
             self.min_rate = MinRate(self.cfg, sim.now_ns)
         if self.thinking:

@@ -224,3 +224,22 @@ def test_startdelay_starts_the_job_that_much_later_then_ramp_and_runtime():
     with pytest.raises(ValueError, match="^startdelay_s: must be >= 0"):
         FioConfig(startdelay_s=-1)
 
+
+
+def test_rate_process_poisson_issues_at_the_rate_with_exponential_gaps():
+    """fio's rate_process=poisson: the same mean rate as the linear cap, but the gaps
+    between I/Os are exponential (coefficient of variation ~1, not ~0)."""
+    def gaps(process):
+        res, job = _run(FioConfig(rw="randread", iodepth=8, rate_iops=1000, runtime_s=2.0,
+                                  rate_process=process), service_ns=10_000)
+        t = np.array([s[0] for s in job.queue.device.served], dtype=float)
+        return res["iops"], np.diff(t)
+
+    iops, g = gaps("poisson")
+    assert iops == pytest.approx(1000, rel=0.07)
+    assert 0.85 < g.std() / g.mean() < 1.15
+    assert (g < 100_000).mean() == pytest.approx(1 - np.exp(-0.1), abs=0.03)  # P(gap < 0.1/rate)
+    iops, g = gaps("linear")
+    assert iops == pytest.approx(1000, abs=2) and g.std() / g.mean() < 0.05
+    with pytest.raises(ValueError, match="^rate_process: must be linear or poisson"):
+        FioConfig(rate_process="bursty")
