@@ -28,7 +28,8 @@ not time based stops after ``loops`` x ``io_size`` bytes (``size`` by default).
 Also modelled, as fio documents them:
 
 - ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
-  job stalls that long before it issues again (I/Os already in flight go on);
+  job waits for its I/Os in flight, then stalls that long before it issues again (fio's
+  ``handle_thinktime`` quiesces first);
 - ``rate_iops`` / ``rate`` = ``r[,w]``: each job's reads and writes capped each, I/Os
   or bytes a second, evenly or as Poisson arrivals (``rate_process``);
   ``rate_iops_min`` / ``rate_min`` (``rate_cycle_ms``): a job that

@@ -1,8 +1,11 @@
 """What pauses a fio job's issuing (``models.workload.fio``): ``thinktime`` /
 ``thinktime_blocks``, ``rate_iops`` and periodic ``fsync`` / ``fdatasync``.
 
-- think time: after every ``thinktime_blocks`` completions the job issues nothing for
-  ``thinktime_us`` (its I/Os in flight complete meanwhile);
+- think time: after every ``thinktime_blocks`` completions the job issues nothing
+  more, waits for its I/Os in flight to complete (fio's ``io_u_quiesce`` in
+  ``handle_thinktime``), then sleeps ``thinktime_us``; completions while it drains
+  count toward the next think, as fio's ``last_thinktime_blocks`` is taken before
+  the drain;
 - rate: ``rate_iops`` / ``rate`` with fio's syntax ``r[,w[,t]]`` (``500``: 500 reads
   and 500 writes a second, each direction capped on its own; ``500,200``; ``,200``
   caps only writes; ``rate`` in bytes a second, ``10m,5m``, and over ``rate_iops``
@@ -220,7 +223,8 @@ class Pace:
         self.rated = any(rate_ns_per_io(cfg))
         self.sync_every = cfg.sync_every
         self.since_think = 0
-        self.thinking = False
+        self.thinking = False        # a think is due: draining, then asleep
+        self.draining = False        # ... waiting for the I/Os in flight
         self.writes = 0              # since the last sync
         self.syncing = False         # a sync is due (or its FLUSH in flight)
         self.wake_at = -1            # a refill scheduled by the rate cap
@@ -237,6 +241,9 @@ class Pace:
         if self.min_rated and self.min_rate is None:
             self.min_rate = MinRate(self.cfg, sim.now_ns)
         if self.thinking:
+            if self.draining and job.in_flight == 0:
+                self.draining = False
+                sim.after(self.think_ns, self._thought)
             return 0
         if self.syncing:
             if job.in_flight == 0:
@@ -283,8 +290,7 @@ class Pace:
             self.since_think += 1
             if self.since_think >= self.think_blocks:
                 self.since_think = 0
-                self.thinking = True
-                self.job.fio.sim.after(self.think_ns, self._thought)
+                self.thinking = self.draining = True    # the next refill sees the drain
 
     def _thought(self, _arg=None) -> None:
         self.thinking = False

@@ -81,6 +81,21 @@ def test_thinktime_stalls_after_every_thinktime_blocks_completions():
     assert res["iops"] == pytest.approx(500, abs=5)
 
 
+def test_thinktime_waits_for_the_ios_in_flight_before_it_sleeps():
+    """fio's handle_thinktime quiesces first. QD8 on a device serving one I/O per ms,
+    a 4 ms think every 8 completions: the think is due at the 8th completion (8 ms)
+    with 7 I/Os in flight; they drain (15 ms), then the job sleeps to 19 ms. The 7
+    completed while draining count toward the next think (fio takes
+    last_thinktime_blocks before the drain), so from then on each think comes after
+    one completion: 8 I/Os per 12 ms. (A think that overlapped the drain, as the model
+    had it before, kept the device busy throughout: 999 IOPS, as if there were none.)"""
+    res, job = _run(FioConfig(rw="randread", iodepth=8, thinktime_us=4000,
+                              thinktime_blocks=8, runtime_s=1.0), queue_depth=8)
+    served = [t // MS for t, *_ in job.queue.device.served]
+    assert served[:24] == list(range(15)) + list(range(19, 27)) + [31]
+    assert res["iops"] == pytest.approx(1000 * 8 / 12, abs=10)
+
+
 def test_fsync_every_n_writes_drains_then_flushes():
     res, _ = _run(FioConfig(rw="randwrite", iodepth=4, fsync=8, runtime_s=0.5))
     writes = res["write_iops"] * 0.5
