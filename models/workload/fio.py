@@ -375,6 +375,8 @@ class _PacedJob(_Job):
             super().refill()
         finally:
             self.iodepth = self.max_depth
+        if not self.blocked:
+            self.pace.issued_all_due()
 
     def _paced_draw(self) -> tuple[int, int, int]:
         """The drawn direction as the pace lets it go (a rate cap may switch it), and

@@ -22,8 +22,10 @@
   distributed gap after the last one's due time, mean 1 / the cap's IOPS (at the
   direction's smallest size), drawn from a stream of its own (fio's
   ``poisson_state``): a Poisson arrival process, falling behind caught up as with the
-  linear one. Trim caps are accepted and unused (no trims are issued). Not
-  modelled: fio's quiesce of the I/Os in flight before it sleeps for the rate;
+  linear one. A job ahead of its rate first waits for its I/Os in flight, then sleeps
+  as long as it was ahead when it stopped (fio's ``rate_ddir``: ``io_u_quiesce``,
+  then ``usec_sleep`` of the time computed before it), and catches up after. Trim
+  caps are accepted and unused (no trims are issued);
 - minimum rate: ``rate_min`` (bytes a second) / ``rate_iops_min``, ``r[,w]`` as the
   caps: from 2 s after the ramp's end (fio's settle counts from ``td->start``, which
   ``reset_all_stats`` resets when the ramp ends), every ``rate_cycle`` ms (fio's default 1000)
@@ -228,6 +230,7 @@ class Pace:
         self.writes = 0              # since the last sync
         self.syncing = False         # a sync is due (or its FLUSH in flight)
         self.wake_at = -1            # a refill scheduled by the rate cap
+        self.rate_sleep_ns = -1      # ahead of the rate: sleep this long once drained
         self.min_rate: MinRate | None = None    # from the first refill
         self.min_rated = any(min_bytes_per_s(cfg))
 
@@ -253,14 +256,37 @@ class Pace:
         if self.sync_every:
             allowed = min(allowed, self.sync_every - self.writes)
         if self.rate is not None:
+            if self.rate_sleep_ns >= 0:              # draining before a rate sleep
+                if job.in_flight:
+                    return 0
+                wake = sim.now_ns + self.rate_sleep_ns
+                self.rate_sleep_ns = -1
+                self.wake_at = wake
+                sim.at(wake, self._wake)
+                return 0
             due, wake = self.rate.allowance(sim.now_ns)
             if not due:
-                if self.wake_at != wake:
+                if job.in_flight:       # fio's rate_ddir: quiesce, then the whole sleep
+                    self.rate_sleep_ns = wake - sim.now_ns
+                elif self.wake_at != wake:
                     self.wake_at = wake
                     sim.at(wake, self._wake)
                 return 0
             allowed = min(allowed, due)
         return int(allowed)
+
+    def issued_all_due(self) -> None:
+        """The job issued what was due and would issue more (fio asks for its next I/O
+        at once): ahead of its rate with I/Os in flight and room for more, it drains
+        them, then sleeps as long as it is ahead now (``rate_ddir``)."""
+        job = self.job
+        if (self.rate is None or self.rate_sleep_ns >= 0 or self.thinking or self.syncing
+                or not 0 < job.in_flight < job.max_depth):
+            return
+        now = job.fio.sim.now_ns
+        due, wake = self.rate.allowance(now)
+        if not due:
+            self.rate_sleep_ns = wake - now
 
     def issue(self, op: int) -> int:
         """An I/O of ``op`` was drawn: the direction it goes in (the rate cap may switch

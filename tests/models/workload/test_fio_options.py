@@ -30,6 +30,16 @@ def test_rate_iops_caps_each_job_and_leaves_a_faster_device_idle():
     assert two["iops"] == pytest.approx(400, abs=4)
 
 
+def test_a_job_ahead_of_its_rate_drains_then_sleeps_the_whole_wait():
+    """fio's rate_ddir: ahead of the rate, the job waits for its I/Os in flight
+    (io_u_quiesce), then sleeps as long as it was ahead when it stopped, then catches
+    up: 250 reads a second (due every 4 ms) on a 1 ms device start at 0, 5, 9, 13 ms,
+    each one late by the drain, and the rate holds."""
+    res, job = _run(FioConfig(rw="randread", iodepth=8, rate_iops=250, runtime_s=1.0))
+    assert [t // MS for t, *_ in job.queue.device.served][:5] == [0, 5, 9, 13, 17]
+    assert res["iops"] == pytest.approx(250, abs=2)
+
+
 @pytest.mark.parametrize("caps, read_iops, write_iops", [
     ({"rate_iops": "100,50"}, 100, 50),
     ({"rate_iops": "100"}, 100, 100),           # one value caps each direction (fio)
