@@ -120,6 +120,13 @@ UNSUPPORTED: dict[str, str] = {
     "blocksize_unaligned": "bs= must be a multiple of 512 bytes",
     "verify": "data is not kept, so it cannot be verified",
     "nrfiles": "one file (or block device) per job",
+    "sync": "O_SYNC / O_DSYNC writes are not modelled; fsync=1 or fdatasync=1 flushes "
+            "after every write",
+    "end_fsync": "give fsync=N (or fdatasync=N) for syncs during the job",
+    "thinktime_blocks_type": "think time follows completions (fio's default, complete)",
+    "bs_is_seq_rand": "give bs=read,write",
+    "blockalign": "random offsets are aligned to the direction's smallest block size",
+    "ba": "random offsets are aligned to the direction's smallest block size",
 }
 # FioConfig fields a fio option of another name sets (besides the targets in OPTIONS)
 _SET_BY = {"runtime_s": ("runtime",), "ramp_time_s": ("ramp_time",),

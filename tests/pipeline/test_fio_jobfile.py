@@ -107,6 +107,8 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("bs=4k", "nrfiles=2"),
      r"rr\.fio line 12: 'nrfiles' is a fio option that is not modelled here \(one file \(or block device\) per job\)$"),
     (("bs=4k", "verify=md5"), r"rr\.fio line 12: 'verify' is a fio option that is not modelled"),
+    (("bs=4k", "sync=1"), r"rr\.fio line 12: 'sync' is a fio option that is not modelled here "
+                          r"\(O_SYNC / O_DSYNC writes are not modelled; fsync=1 or fdatasync=1"),
     # block sizes as fio reads them (models/workload/fio_bs.py)
     (("bs=4k", "bssplit=4k/60:64k/60"),
      r"rr\.fio line 12: bssplit: the percentages add up to 120, more than 100"),
