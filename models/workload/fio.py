@@ -67,7 +67,7 @@ from ..units import parse_size
 from .fio_bs import block_sizes
 from .fio_pace import Pace, min_bytes_per_s, rate_ns_per_io
 from .fio_offsets import (RW_SEQUENCERS, Offsets, byte_limit, io_limit, percentage_random,
-                          rw_postfix)
+                          rw_postfix, size_percent)
 from .fio_random import parse_distribution
 from .fio_stats import FioGroup
 
@@ -135,7 +135,8 @@ class FioConfig:
         if skip and not self.fixed_bs:
             raise ValueError(f"rw: a holed sequential pass ({self.rw!r}) with sizes that "
                              f"vary (bs per direction, bsrange, bssplit) is not modelled")
-        size_pct, offset_pct = _percent(self.size, "size"), _percent(self.offset, "offset")
+        size_pct = size_percent(self.size, "size")
+        offset_pct = size_percent(self.offset, "offset")
         if size_pct is not None:
             if not 0 < size_pct <= 100:
                 raise ValueError(f"size: a percentage must be in (0, 100], got {self.size!r}")
@@ -143,7 +144,7 @@ class FioConfig:
             raise ValueError(f"size: must be at least the smallest block size ({bs} "
                              f"bytes), got {self.size!r}")
         if str(self.io_size).strip():
-            io_pct = _percent(self.io_size, "io_size")
+            io_pct = size_percent(self.io_size, "io_size")
             if io_pct is not None:
                 if io_pct <= 0:
                     raise ValueError(f"io_size: a percentage must be > 0, got {self.io_size!r}")
@@ -220,10 +221,10 @@ class FioConfig:
         to the smallest block size, the size capped at what lies beyond the offset and
         aligned to it."""
         bs = self.bs_bytes
-        pct = _percent(self.offset, "offset")
+        pct = size_percent(self.offset, "offset")
         offset = (int(capacity_bytes * pct / 100) // bs * bs if pct is not None
                   else parse_size(self.offset, "offset"))
-        pct = _percent(self.size, "size")
+        pct = size_percent(self.size, "size")
         if pct is None:
             return offset, parse_size(self.size, "size")
         size = min(int(capacity_bytes * pct / 100), capacity_bytes - offset) // bs * bs
@@ -231,17 +232,6 @@ class FioConfig:
             raise ValueError(f"size: {self.size} of the device beyond offset {offset} holds no "
                              f"block of {bs} bytes")
         return offset, size
-
-
-def _percent(text, key: str) -> float | None:
-    """The number of ``"20%"`` (None: not a percentage)."""
-    if not isinstance(text, str) or not text.strip().endswith("%"):
-        return None
-    try:
-        return float(text.strip()[:-1])
-    except ValueError:
-        raise ValueError(f"{key}: expected a size such as 4k or 1g or a percentage such as "
-                         f"20%, got {text!r}") from None
 
 
 class _Job:

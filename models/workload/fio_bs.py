@@ -63,39 +63,45 @@ def _size(text: str, key: str, whole) -> int:
     return n
 
 
+def share_out(pcts: list) -> list[int]:
+    """fio's rule for split entries given without a percentage (None; ``bssplit_ddir``,
+    ``zone_split_ddir``): they share what the others leave, in integer division - all
+    of it for a lone entry."""
+    missing = pcts.count(None)
+    if not missing:
+        return list(pcts)
+    given = sum(p for p in pcts if p is not None)
+    share = 100 if missing == 1 and len(pcts) == 1 else (100 - given) // missing
+    return [share if p is None else p for p in pcts]
+
+
 def _split(text: str, key: str, whole) -> tuple[tuple[int, int], ...]:
-    entries, given, missing = [], 0, 0
+    sizes, pcts = [], []
     for item in text.split(":"):
         if not item.strip():
             break                              # fio stops at an empty entry
         bs_text, sep, pct_text = item.partition("/")
         bs = _size(bs_text.strip(), key, whole)
-        pct = -1
+        pct = None
         if sep:
             pct_text = pct_text.strip()
             if not pct_text.isdigit():          # (fio's atoi would read junk as 0)
                 raise ValueError(f"{key}: expected size/percent entries such as "
                                  f"4k/50:64k/50, got {whole!r}")
-            pct = min(int(pct_text), 100) or -1      # fio: /0 is a size without one
-        if pct < 0:
-            missing += 1
-        else:
-            given += pct
-        entries.append([bs, pct])
-    if not entries:
+            pct = min(int(pct_text), 100) or None    # fio: /0 is a size without one
+        sizes.append(bs)
+        pcts.append(pct)
+    if not sizes:
         raise ValueError(f"{key}: expected size/percent entries such as 4k/50:64k/50, "
                          f"got {whole!r}")
+    given = sum(p for p in pcts if p is not None)
     if given > 100:
         raise ValueError(f"{key}: the percentages add up to {given}, more than 100 "
                          f"({whole!r})")
-    if missing:
-        share = 100 if missing == 1 and len(entries) == 1 else (100 - given) // missing
-        for e in entries:
-            if e[1] < 0:
-                e[1] = share
     # a size left no share is never drawn (fio would keep it as the smallest size and
     # could then find no size that fits at the region's end)
-    return tuple(sorted(((bs, pct) for bs, pct in entries if pct), key=lambda e: e[1]))
+    return tuple(sorted(((bs, pct) for bs, pct in zip(sizes, share_out(pcts)) if pct),
+                        key=lambda e: e[1]))
 
 
 def block_sizes(bs, bsrange="", bssplit="") -> tuple[DirSizes, DirSizes]:

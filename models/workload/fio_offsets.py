@@ -89,15 +89,25 @@ def rw_postfix(rw: str, random: bool) -> tuple[int, int]:
                          f"every I/O (such as 4k), got {rw!r}") from None
 
 
+def size_percent(text, key: str) -> float | None:
+    """The number of ``"20%"`` (None: not a percentage)."""
+    if not isinstance(text, str) or not text.strip().endswith("%"):
+        return None
+    try:
+        return float(text.strip()[:-1])
+    except ValueError:
+        raise ValueError(f"{key}: expected a size such as 4k or 1g or a percentage such as "
+                         f"20%, got {text!r}") from None
+
+
 def io_size_bytes(cfg, size_bytes: int) -> int | None:
     """fio's ``io_size``: the bytes of I/O a pass does within the region of
     ``size_bytes`` (a percentage is of the region); None: one pass over the region."""
     text = str(cfg.io_size).strip()
     if not text:
         return None
-    if text.endswith("%"):
-        return int(size_bytes * float(text[:-1]) / 100)
-    return parse_size(text, "io_size")
+    pct = size_percent(text, "io_size")
+    return parse_size(text, "io_size") if pct is None else int(size_bytes * pct / 100)
 
 
 def ios_per_pass(cfg, size_bytes: int) -> int | None:

@@ -41,6 +41,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..units import parse_size
+from .fio_bs import share_out
 
 KINDS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
 _ZIPF_MAX_GEN = 10_000_000        # fio's cap on the ranks summed into zeta(n)
@@ -96,7 +97,7 @@ def _zones(kind: str, items: list[str], text) -> tuple[tuple[int, float], ...]:
     if "," in str(text):
         raise ValueError(f"{key}: a zoned distribution per direction is not modelled "
                          f"(one list for reads and writes), got {text!r}")
-    zones, access, given, missing = [], 0, 0.0, 0
+    access_pcts, sizes = [], []
     for item in items:
         if not item.strip():
             break
@@ -106,33 +107,26 @@ def _zones(kind: str, items: list[str], text) -> tuple[tuple[int, float], ...]:
             if absolute:
                 val = float(parse_size(size.strip(), key)) if sep else 0.0
             else:
-                val = float(min(int(size.strip()), 100)) if sep and size.strip() else -1.0
+                val = min(int(size.strip()), 100) if sep and size.strip() else None
         except ValueError:
             raise ValueError(f"{key}: expected {kind}:<access %>/<size{' bytes' if absolute else ' %'}>"
                              f":... such as {kind}:60/{'1g' if absolute else '10'}:40/"
                              f"{'9g' if absolute else '90'}, got {text!r}") from None
         if not 0 <= pct <= 100:
             raise ValueError(f"{key}: zone access percentages must be in 0..100, got {text!r}")
-        if val < 0:
-            missing += 1
-        else:
-            given += val
-        access += pct
-        zones.append([pct, val])
-    if not zones:
+        access_pcts.append(pct)
+        sizes.append(val)
+    if not sizes:
         raise ValueError(f"{key}: {kind} needs at least one <access>/<size> zone, got {text!r}")
-    if access != 100:
-        raise ValueError(f"{key}: the zones' access percentages add up to {access}, not 100 "
-                         f"({text!r})")
+    if sum(access_pcts) != 100:
+        raise ValueError(f"{key}: the zones' access percentages add up to "
+                         f"{sum(access_pcts)}, not 100 ({text!r})")
     if not absolute:
-        if given > 100:
+        if sum(v for v in sizes if v is not None) > 100:
             raise ValueError(f"{key}: the zones' size percentages add up to more than 100 "
                              f"({text!r})")
-        share = 100 if missing == 1 and len(zones) == 1 else (100 - int(given)) // max(missing, 1)
-        for z in zones:
-            if z[1] < 0:
-                z[1] = float(share)
-    return tuple((a, v) for a, v in zones)
+        sizes = share_out(sizes)
+    return tuple((a, float(v)) for a, v in zip(access_pcts, sizes))
 
 
 @lru_cache(maxsize=16)
