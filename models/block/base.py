@@ -36,6 +36,9 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   joins the waiting one: one device FLUSH (one in f/s) completes them all. A joining
   FLUSH takes no request of its own here (Linux allocates one for each and frees them
   together: only a queue out of requests would tell).
+- **FUA** (``models/block/fua.py``): a FUA write goes to a device whose queue
+  advertises FUA with the flag, is a plain write on a write-through device, and on
+  any other is the write then a cache FLUSH; a FUA bio merges with no other.
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
 - **Congestion**: the queue is write-congested while at least ``nr_requests -
@@ -63,6 +66,7 @@ from ..sim import Event, Simulator
 from .cfq import CFQ
 from .config import BlockConfig
 from .deadline import Deadline
+from . import fua
 from .noop import Noop
 from .scheduler import Scheduler, merge_key
 
@@ -115,6 +119,8 @@ class BlockQueue:
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
+        self.fua = fua.queue_has_fua(device, self.cfg)
+        self.emulate_fua = not (self.fua or self.write_through)
         self._sched_done = getattr(self.sched, "completed", None)   # cfq's bookkeeping
         self._wake_at: int | None = None
         device.on_complete = self._complete
@@ -143,6 +149,8 @@ class BlockQueue:
     def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:
         """Submit bios; returns None if all were queued, else an Event to wait on."""
         now = self.sim.now_ns
+        if self.emulate_fua:
+            bios = fua.emulated(self, bios)
         if type(bios) is IORequest:
             if bios.op == FLUSH and self.write_through:
                 return self._flush_not_sent(bios, now)
@@ -260,7 +268,9 @@ class BlockQueue:
             off, end = bio.offset_bytes, bio.offset_bytes + bio.size_bytes
             while off < end:
                 n = min(max_bytes, end - off)
-                parts.append(IORequest(bio.op, off, n, None, bio.sync, bio.fua, bio.issuer))
+                part = IORequest(bio.op, off, n, None, bio.sync, bio.fua, bio.issuer)
+                part.nomerge = bio.nomerge
+                parts.append(part)
                 off += n
             left = [len(parts)]
 
@@ -283,9 +293,11 @@ class BlockQueue:
         """Merge or allocate a request for ``bio``; False if it needs a request and
         nr_requests is exhausted (or ``may_allocate`` is False)."""
         if bio.op != FLUSH:
-            if plug_list is not None and self._plug_merge(bio, plug_list):
+            if bio.nomerge:
+                pass
+            elif plug_list is not None and self._plug_merge(bio, plug_list):
                 return True
-            if self._elevator_merge(bio):
+            elif self._elevator_merge(bio):
                 return True
         elif self.flush_merging and self._join_flush(bio):
             return True
@@ -306,6 +318,7 @@ class BlockQueue:
     def _new_request(self, bio: IORequest) -> IORequest:
         now = self.sim.now_ns
         req = IORequest(bio.op, bio.offset_bytes, bio.size_bytes, None, bio.sync, bio.fua, bio.issuer)
+        req.nomerge = bio.nomerge
         req.parts = [bio]
         req.submit_ns = bio.submit_ns
         req.queue_ns = now
@@ -316,7 +329,8 @@ class BlockQueue:
 
     def _plug_merge(self, bio: IORequest, plug_list: list[IORequest]) -> bool:
         for req in reversed(plug_list):
-            if req.op != bio.op or req.size_bytes + bio.size_bytes > self.max_bytes:
+            if (req.op != bio.op or req.size_bytes + bio.size_bytes > self.max_bytes
+                    or req.nomerge):
                 continue
             if req.offset_bytes + req.size_bytes == bio.offset_bytes:
                 req.size_bytes += bio.size_bytes
@@ -334,7 +348,7 @@ class BlockQueue:
     def _elevator_merge(self, bio: IORequest) -> bool:
         sched, max_bytes = self.sched, self.max_bytes
         req = sched.back_merge_candidate(bio)
-        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes:
+        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes and not req.nomerge:
             old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
             req.size_bytes += bio.size_bytes
             req.parts.append(bio)
@@ -343,7 +357,7 @@ class BlockQueue:
             self._absorb_neighbour(req)
             return True
         req = sched.front_merge_candidate(bio)
-        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes:
+        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes and not req.nomerge:
             old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
             req.offset_bytes = bio.offset_bytes
             req.size_bytes += bio.size_bytes
@@ -357,7 +371,7 @@ class BlockQueue:
         """After a back merge, ``req`` may now end where another queued request starts."""
         nxt = self.sched.by_start.get(merge_key(req.op, req.offset_bytes + req.size_bytes))
         if (nxt is None or nxt is req or req.size_bytes + nxt.size_bytes > self.max_bytes
-                or not self.sched.allow_merge(req, nxt)):
+                or nxt.nomerge or not self.sched.allow_merge(req, nxt)):
             return
         self.sched.merged_requests(req, nxt)
         self.sched.remove_merged(nxt)

@@ -48,6 +48,9 @@ class BlockConfig:
     and every FLUSH asked while it runs or waits is served by the next one. Before
     2.6.37 each FLUSH went to the device. ``None``: the kernel's (``models/linux.py``),
     and 2.6.18's (off) where no kernel is given.
+    ``fua`` (``queue/fua``, read-only in Linux: set by the driver): the queue takes
+    FUA writes; ``None``: the device's (``Device.fua``: SAS / SCSI, NVMe and RAID
+    controllers yes, SATA drives behind libata no - ``true`` is ``libata.fua=1``).
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``, ``back_seek_max_kb`` / ``back_seek_penalty`` (sysfs
     ``back_seek_max`` in KB, 16384, and ``back_seek_penalty``, 2: a request up to that
@@ -73,6 +76,7 @@ class BlockConfig:
     deadline_contiguous_batches: bool | None = None
     request_lists: str | None = None
     flush_merging: bool | None = None
+    fua: bool | None = None
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0

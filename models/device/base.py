@@ -31,10 +31,15 @@ class Device:
     ``max_hw_sectors_kb`` is the largest command the device (its driver) accepts, as in
     ``/sys/block/<dev>/queue/max_hw_sectors_kb``; the block layer never builds a larger
     request (0: no limit of the device's own).
+    ``fua``: the driver advertises forced unit access (``/sys/block/<dev>/queue/fua``):
+    SCSI / SAS disks, NVMe drives and RAID controllers do; a SATA drive behind libata
+    does not (``libata.fua=0``, the default of every release modelled) - the block
+    layer then sends a FUA write as the write and a FLUSH (``models/block/fua.py``).
     """
 
     kind = "device"
     max_hw_sectors_kb = 0
+    fua = True
 
     def __init__(self, sim: Simulator, name: str, capacity_bytes: int,
                  queue_depth: int = 1, n_servers: int = 1) -> None:

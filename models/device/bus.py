@@ -149,5 +149,13 @@ class BusPort(Device):
     def volatile_bytes(self) -> int:
         return self.device.volatile_bytes()
 
+    @property
+    def write_cache_mode(self) -> str:
+        return self.device.write_cache_mode
+
+    @property
+    def fua(self) -> bool:
+        return self.device.fua
+
     def stats(self) -> dict:
         return self.device.stats()

@@ -119,6 +119,11 @@ class HDD(Device):
     def write_cache_mode(self) -> str:
         return "write back" if self._wce else "write through"
 
+    @property
+    def fua(self) -> bool:
+        """A SATA drive sits behind libata, which advertises no FUA."""
+        return self.cfg.interface != "sata"
+
     def volatile_bytes(self) -> int:
         return (int(self.S[D_SECT]) * SECTOR_BYTES + self._destaging_bytes
                 + self._bg_destaging_bytes - self._unacked_bytes)

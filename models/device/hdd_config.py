@@ -126,6 +126,9 @@ class HDDConfig:
         [512 / Bulk sector transfer time in ms / 1000; the slowest of disk, bus and
         controller]; ``interface_write_mb_s``: the rate for write data when it
         differs (a bus's Write block transfer time); None = ``interface_mb_s``.
+      - ``interface``: ``sas`` (the default; SCSI alike) or ``sata``: what the host's
+        driver makes of the drive - libata advertises no FUA for a SATA drive
+        (``Device.fua``), so a FUA write reaches it as the write and a FLUSH.
       - ``read_watermark``: a read miss disconnects from the host after its command;
         the drive reconnects to send data once this fraction is buffered - of
         min(request, segment) with ``watermark_by_request``, else of the segment - and
@@ -226,6 +229,7 @@ class HDDConfig:
     overhead_write_miss_after_write_ms: float | None = None
     interface_mb_s: float = 600.0
     interface_write_mb_s: float | None = None
+    interface: str = "sas"
     read_watermark: float = 0.0
     watermark_by_request: bool = True
     overhead_reselect_ms: float = 0.0
@@ -305,6 +309,8 @@ class HDDConfig:
                 raise ValueError("seek_avg_ms: need 0 < seek_single_cyl_ms < seek_avg_ms < "
                                  "seek_full_stroke_ms for the three-point seek curve")
         above(self, 0, "interface_mb_s")
+        if self.interface not in ("sas", "sata"):
+            raise ValueError(f"interface: must be sas or sata, got {self.interface!r}")
         if self.interface_write_mb_s is not None and not self.interface_write_mb_s > 0:
             raise ValueError(f"interface_write_mb_s: must be > 0 (or None), got "
                              f"{self.interface_write_mb_s}")

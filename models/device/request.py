@@ -23,11 +23,13 @@ class IORequest:
     ``on_done(req)`` is called once, at completion. ``parts`` holds the bios a merged
     request carries (each gets its own ``on_done``). ``issuer`` identifies the
     submitting thread (used by cfq); ``sync`` marks reads and O_DIRECT/fsync writes that
-    a thread waits for; ``fua`` makes a write bypass volatile caches.
+    a thread waits for; ``fua`` makes a write bypass volatile caches. ``nomerge``: the
+    block layer merges the bio (or request) with no other - a FUA write, or the write of
+    an emulated one (``models/block/fua.py``); it starts as ``fua``.
     """
 
-    __slots__ = ("op", "offset_bytes", "size_bytes", "on_done", "sync", "fua", "issuer",
-                 "submit_ns", "queue_ns", "dispatch_ns", "done_ns", "parts", "deadline_ns",
+    __slots__ = ("op", "offset_bytes", "size_bytes", "on_done", "sync", "fua", "nomerge",
+                 "issuer", "submit_ns", "queue_ns", "dispatch_ns", "done_ns", "parts", "deadline_ns",
                  "cache_hit", "tag", "sort_key", "fifo_key")
 
     def __init__(self, op: int, offset_bytes: int, size_bytes: int,
@@ -39,6 +41,7 @@ class IORequest:
         self.on_done = on_done
         self.sync = sync
         self.fua = fua
+        self.nomerge = fua
         self.issuer = issuer
         self.submit_ns = 0     # bio submitted by the caller
         self.queue_ns = 0      # request allocated in the block layer (iostat await starts)

@@ -263,6 +263,7 @@ class SSD(Device):
     """Flash SSD (see module docstring). ``SSD(sim, name, cfg)``."""
 
     kind = "ssd"
+    fua = False          # a SATA drive: libata advertises no FUA
 
     def __init__(self, sim: Simulator, name: str, cfg: SSDConfig = SSDConfig(),
                  rng: np.random.Generator | None = None) -> None:

@@ -107,7 +107,6 @@ class Filesystem:
         self.stats_flushes = 0
         self.stats_blocked_submits = 0
         self.stats_ordered_sync_writes = 0
-        self.fua_supported = device_has_fua(queue)
         self.writeback = Writeback(self)
         self.journal = self.policy.make_journal(self)
 
@@ -272,18 +271,24 @@ class Filesystem:
             self.stable_epoch = epoch
 
     def write_fua(self, bios: list[IORequest]):
-        """Generator: a forced-unit-access write; returns its epoch stamp. A queue
-        without FUA (libata's default, ``libata.fua=0``) gets what the kernel's flush
-        machinery does instead: the write, then a cache FLUSH."""
-        if self.fua_supported:
-            for bio in bios:
-                bio.fua = True
+        """Generator: a forced-unit-access write; returns its epoch stamp (-1: stable
+        once complete). A queue without FUA (libata's default, ``libata.fua=0``) sends
+        the write, then a cache FLUSH (``models/block/fua.py``), which counts as one of
+        the filesystem's FLUSHes: what completed before this call is stable with it
+        (what completed while the write ran is left to the next - a narrower claim
+        than the kernel's, never a wider one)."""
+        for bio in bios:
+            bio.fua = bio.nomerge = True
+        if not self.queue.emulate_fua:
             yield from self.submit_and_wait(bios)
             return -1
+        epoch = self.flush_epoch
+        self.flush_epoch += len(bios)
+        self.stats_flushes += len(bios)
         yield from self.submit_and_wait(bios)
-        stamp = self.flush_epoch
-        yield from self.flush()
-        return stamp
+        if epoch > self.stable_epoch:
+            self.stable_epoch = epoch
+        return -1
 
     def allocate(self, f: File, pages: np.ndarray, unwritten: bool = False):
         """Generator: give ``pages`` new contiguous blocks and journal the change."""
@@ -373,16 +378,6 @@ class Filesystem:
                "flusher_congestion_waits": self.writeback.congestion_waits}
         out.update(self.journal.stats())
         return out
-
-
-def device_has_fua(queue: BlockQueue) -> bool:
-    """Does the request queue advertise FUA? ``BlockConfig.fua`` if the block layer
-    has it; else SAS/SCSI disks and RAID controllers do, and SATA devices behind
-    libata do not (FUA is off unless ``libata.fua=1``), which covers the SSDs."""
-    fua = getattr(queue.cfg, "fua", None)
-    if fua is not None:
-        return bool(fua)
-    return getattr(queue.device, "kind", "") != "ssd"
 
 
 def _check_range(off: int, n: int, direct: bool) -> None:

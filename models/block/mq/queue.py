@@ -64,6 +64,7 @@ from ...device.base import Device
 from ...device.request import FLUSH, IORequest
 from ...metrics.iostat import IostatCounters
 from ...sim import Event, Simulator
+from .. import fua
 from ..base import BlockQueue, _Call
 from ..config import BlockConfig
 from ..scheduler import Scheduler
@@ -152,6 +153,8 @@ class MQQueue(BlockQueue):
         self.counters = IostatCounters()
         self.blocked_calls = 0
         self.write_through = device.write_cache_mode == "write through"
+        self.fua = fua.queue_has_fua(device, cfg)
+        self.emulate_fua = not (self.fua or self.write_through)
         if io_submit_ns < 0 or io_complete_ns < 0:
             raise ValueError("io_submit_ns / io_complete_ns: must be >= 0")
         self.io_cost_ns = int(io_submit_ns) + int(io_complete_ns)
@@ -176,6 +179,8 @@ class MQQueue(BlockQueue):
     def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:
         """Submit bios; returns None if all were queued, else an Event to wait on."""
         now = self.sim.now_ns
+        if self.emulate_fua:
+            bios = fua.emulated(self, bios)
         if type(bios) is IORequest:
             bio = bios
             if bio.op == FLUSH and self.write_through:
@@ -204,9 +209,11 @@ class MQQueue(BlockQueue):
         """Merge or allocate a request for ``bio``; False if it needs a tag and its
         hctx has none left (or ``may_allocate`` is False)."""
         if bio.op != FLUSH:
-            if plug_list is not None and self._plug_merge(bio, plug_list):
+            if bio.nomerge:
+                pass
+            elif plug_list is not None and self._plug_merge(bio, plug_list):
                 return True
-            if self._elevator_merge(bio):
+            elif self._elevator_merge(bio):
                 return True
         elif self.flush_merging and self._join_flush(bio):
             return True

@@ -1,0 +1,66 @@
+"""Forced unit access (``REQ_FUA``) in the block layer: what a FUA write becomes on the
+way to a device (Linux ``block/blk-flush.c``, ``blk_flush_policy``).
+
+- A queue whose device holds no volatile data (``Device.write_cache_mode`` "write
+  through") drops the flag: the write is a plain write.
+- A queue that advertises FUA passes the write to the device with the flag; the device
+  writes it through its cache (``models/device``).
+- A queue with a volatile write cache and no FUA (SATA behind libata, whose FUA is off
+  unless ``libata.fua=1``) sends the write without the flag, then a cache FLUSH (the
+  sequence's ``REQ_FSEQ_POSTFLUSH``); the caller sees its write complete when that
+  FLUSH has. The FLUSH is an ordinary one of the queue: with ``flush_merging`` it
+  joins a FLUSH already waiting.
+
+A FUA bio - and the write of an emulated one - is merged with no other bio
+(``REQ_NOMERGE_FLAGS`` holds ``REQ_FUA``), in either direction (``IORequest.nomerge``,
+``models/block/base.py``).
+
+Deliberately not modelled: that a FUA write bypasses the scheduler (blk-flush inserts
+it on the dispatch list, 2.6.37+): it is queued and dispatched as any write; the
+post-flush is submitted as any FLUSH (it may wait for a request, where Linux uses the
+flush queue's own one).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..device.base import Device
+from ..device.request import FLUSH, IORequest
+
+
+def queue_has_fua(device: Device, cfg) -> bool:
+    """Does the request queue advertise FUA (``queue/fua``)? ``BlockConfig.fua`` where
+    set (``libata.fua=1`` makes a SATA drive's 1), else the device's (``Device.fua``:
+    not a SATA drive behind libata)."""
+    return bool(device.fua if cfg.fua is None else cfg.fua)
+
+
+def emulated(queue, bios: IORequest | Sequence[IORequest]):
+    """``bios`` as a queue without FUA sends them (``queue.emulate_fua``): each FUA
+    write replaced by the same write without the flag whose completion submits a
+    FLUSH, and the FLUSH's completion completes the caller's bio. ``bios`` itself when
+    none is a FUA write."""
+    if type(bios) is IORequest:
+        return _without_fua(queue, bios) if bios.fua else bios
+    if not any(b.fua for b in bios):
+        return bios
+    return [_without_fua(queue, b) if b.fua else b for b in bios]
+
+
+def _without_fua(queue, bio: IORequest) -> IORequest:
+    bio.submit_ns = queue.sim.now_ns
+    data = IORequest(bio.op, bio.offset_bytes, bio.size_bytes, None, bio.sync, False,
+                     bio.issuer)
+    data.nomerge = True
+
+    def data_done(d: IORequest) -> None:
+        def flushed(f: IORequest) -> None:
+            bio.done_ns = f.done_ns
+            bio.cache_hit = d.cache_hit
+            if bio.on_done is not None:
+                bio.on_done(bio)
+
+        queue.submit(IORequest(FLUSH, 0, 0, flushed, True, False, bio.issuer))
+
+    data.on_done = data_done
+    return data
