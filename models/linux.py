@@ -40,6 +40,12 @@ What changes per release (the README's "Kernel versions" table is this, in prose
   ae1b1539) one cache FLUSH is in flight per flush queue and every FLUSH asked
   meanwhile is served by the next one; before, each went to the device
   (``models/block/base.py``).
+- **The device node's fsync and O_SYNC writes** (``block.blkdev_sync: null``):
+  none before 2.6.32 (``block_fsync`` sent no FLUSH; vanilla 2.6.33 added it, commit
+  ab0a9735, and RHEL 6's 2.6.32 carries it); a FLUSH after each from 2.6.32 - for an
+  asynchronous O_SYNC write at its submission, up to 3.10; FUA on the write from 4.10
+  (``dio_bio_write_op``), plus the FLUSH for a synchronous one
+  (``models/block/config.py``).
 - **Congestion**: a blk-mq queue is never congested (only the legacy request
   allocator set the flag), so the flusher does not back off from it
   (``models/block/mq/queue.py``).
@@ -113,6 +119,11 @@ class KernelConfig:
         """One FLUSH in flight per flush queue, the ones asked meanwhile sharing the
         next (blk-flush, 2.6.37+)."""
         return self.release >= (2, 6, 37)
+
+    def blkdev_sync(self) -> str:
+        """What fsync of a block device node and its O_SYNC writes send."""
+        v = self.release
+        return "none" if v < (2, 6, 32) else "flush" if v < (4, 10) else "fua"
 
     def check_scheduler(self, scheduler: str, nvme: bool) -> str | None:
         """Why ``scheduler`` cannot be used on this release (None: it can)."""

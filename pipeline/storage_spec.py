@@ -75,6 +75,8 @@ def _queue_settings(kernel: KernelConfig, d: DeviceSpec, block: dict, over: dict
         merged["deadline_contiguous_batches"] = kernel.deadline_contiguous_batches()
     if merged.get("flush_merging") is None:
         merged["flush_merging"] = kernel.flush_merging()
+    if merged.get("blkdev_sync") is None:
+        merged["blkdev_sync"] = kernel.blkdev_sync()
     if sched in LEGACY_SCHEDULERS:
         if merged.get("nr_requests") is None:
             merged["nr_requests"] = LEGACY_NR_REQUESTS

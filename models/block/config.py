@@ -9,6 +9,7 @@ LEGACY_SCHEDULERS = ("noop", "deadline", "cfq")     # the legacy request queue (
 MQ_SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")   # blk-mq (mq/)
 SCHEDULERS = LEGACY_SCHEDULERS + MQ_SCHEDULERS
 REQUEST_LISTS = ("read_write", "sync_async")     # the legacy queue's two request lists
+BLKDEV_SYNCS = ("none", "flush", "fua")   # the device node's fsync / O_SYNC writes
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,17 @@ class BlockConfig:
     ``fua`` (``queue/fua``, read-only in Linux: set by the driver): the queue takes
     FUA writes; ``None``: the device's (``Device.fua``: SAS / SCSI, NVMe and RAID
     controllers yes, SATA drives behind libata no - ``true`` is ``libata.fua=1``).
+    ``blkdev_sync`` (no sysfs name: the kernel's code, ``block/fops.c``): what
+    ``fsync(2)`` of the block device node and its ``O_SYNC`` / ``O_DSYNC`` writes (fio's
+    ``sync=1`` with ``direct=1``) send - ``none``: no FLUSH at all (Linux before
+    ab0a9735 of 2.6.33, which RHEL 6's 2.6.32 carries: ``block_fsync`` only wrote the
+    device's dirty pages); ``flush``: fsync sends a FLUSH, and an O_SYNC write is
+    followed by one (``generic_write_sync``) - for an asynchronous write (libaio)
+    taken when it is submitted, not when it completes (up to 3.10; 3.11 moved it to
+    the completion); ``fua`` (4.10+): an O_SYNC write carries FUA
+    (``dio_bio_write_op``), a synchronous one (psync) is then followed by a FLUSH, an
+    asynchronous one is not. ``None``: the kernel's (``models/linux.py``), and
+    2.6.18's (``none``) where no kernel is given.
     cfq: ``quantum`` (requests dispatched per queue turn), ``slice_sync_ms``,
     ``slice_async_ms``, ``back_seek_max_kb`` / ``back_seek_penalty`` (sysfs
     ``back_seek_max`` in KB, 16384, and ``back_seek_penalty``, 2: a request up to that
@@ -77,6 +89,7 @@ class BlockConfig:
     request_lists: str | None = None
     flush_merging: bool | None = None
     fua: bool | None = None
+    blkdev_sync: str | None = None
     quantum: int = 8
     slice_sync_ms: float = 100.0
     slice_async_ms: float = 40.0
@@ -100,6 +113,9 @@ class BlockConfig:
             raise ValueError(f"scheduler: must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
         if self.nr_requests is not None:
             at_least(self, 1, "nr_requests")
+        if self.blkdev_sync not in (None, *BLKDEV_SYNCS):
+            raise ValueError(f"blkdev_sync: must be one of {', '.join(BLKDEV_SYNCS)}, "
+                             f"got {self.blkdev_sync!r}")
         if self.request_lists not in (None, *REQUEST_LISTS):
             raise ValueError(f"request_lists: must be one of {', '.join(REQUEST_LISTS)}, "
                              f"got {self.request_lists!r}")

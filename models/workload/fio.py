@@ -39,7 +39,17 @@ Also modelled, as fio documents them:
   (``models.workload.fio_random``);
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job waits for its I/Os in
   flight, then for a FLUSH of the device (``fsync(2)`` of a block device is a cache
-  flush, for either call), then goes on; their latencies are the ``sync`` statistics.
+  flush, for either call, from Linux 2.6.32 - ``BlockConfig.blkdev_sync``; before, it
+  sends nothing), then goes on; their latencies are the ``sync`` statistics;
+- ``sync`` = none | sync (1) | dsync: the job's writes are ``O_SYNC`` / ``O_DSYNC`` (the
+  same on a block device), as the kernel's device node sends them
+  (``BlockConfig.blkdev_sync``): before 2.6.32 as plain writes; 2.6.32-3.10 each
+  followed by a FLUSH - a synchronous engine's write completes when its FLUSH has, an
+  asynchronous one's FLUSH is sent as the write is queued and the job waits for it
+  before it issues again (``fio_pace``); from 4.10 each write carries FUA (on a queue
+  without FUA: the write, then a FLUSH - ``models/block/fua.py``) and a synchronous
+  engine's write is followed by a FLUSH as well. Latency (``clat``) of a synchronous
+  engine's write runs to the end of its FLUSH, as fio's ``pwrite`` does.
 
 Only ``direct=1`` (``buffered=0``) is modelled here: the job submits straight to a
 block device (``direct=0``, through a filesystem and the page cache, is
@@ -60,7 +70,8 @@ import numpy as np
 
 from ..block import BlockQueue
 from ..checks import MAX_SECONDS, above, at_least, at_most
-from ..device.request import READ, WRITE, IORequest
+from ..device.request import FLUSH, READ, WRITE, IORequest
+from ..fs.config import O_DSYNC, O_SYNC
 from ..metrics.latency import LatencyRecorder
 from ..sim import Simulator
 from ..units import parse_size
@@ -77,6 +88,8 @@ RW_MODES = {**{m: m for m in ("read", "write", "randread", "randwrite", "randrw"
 RW_NOT_MODELLED = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 IOENGINES = ("libaio", "io_uring", "psync", "sync")
 SYNC_ENGINES = ("psync", "sync")     # one I/O at a time: iodepth is 1
+# fio's sync= values (options.c, "sync"): the open flag of the job's writes
+SYNC_FLAGS = {"none": 0, "0": 0, "sync": O_SYNC, "1": O_SYNC, "dsync": O_DSYNC}
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,7 @@ class FioConfig:
     random_distribution: str = "random"
     fsync: int = 0
     fdatasync: int = 0
+    sync: str = "none"
     rw_sequencer: str = "sequential"
     percentage_random: str = "100"
 
@@ -176,6 +190,9 @@ class FioConfig:
         parse_distribution(self.random_distribution)
         if self.fsync and self.fdatasync:
             raise ValueError("fdatasync: set fsync or fdatasync, not both")
+        if str(self.sync).lower() not in SYNC_FLAGS:
+            raise ValueError(f"sync: must be one of none (0), sync (1), dsync, "
+                             f"got {self.sync!r}")
 
     @property
     def mode(self) -> str:
@@ -188,10 +205,16 @@ class FioConfig:
         return self.fsync or self.fdatasync
 
     @property
+    def o_sync(self) -> int:
+        """The open flag of the job's writes (fio ``sync``): 0, ``O_SYNC`` or
+        ``O_DSYNC``."""
+        return SYNC_FLAGS[str(self.sync).lower()]
+
+    @property
     def paced(self) -> bool:
-        """Think time, a rate cap or periodic syncs: issuing pauses (event path only)."""
+        """Think time, a rate cap, periodic syncs or O_SYNC writes: issuing pauses."""
         return bool(self.thinktime_us or any(rate_ns_per_io(self)) or self.sync_every
-                    or any(min_bytes_per_s(self)))
+                    or any(min_bytes_per_s(self)) or self.o_sync)
 
     @property
     def plain(self) -> bool:
@@ -257,6 +280,13 @@ class _Job:
         self.byte_limit = byte_limit(cfg, fio.size_bytes)
         self.issued_bytes = 0
         self.blocked = False
+        # O_SYNC / O_DSYNC writes (fio sync=) as the kernel's device node sends them
+        # (BlockConfig.blkdev_sync; unset: 2.6.18's, nothing)
+        mode = fio.queue.cfg.blkdev_sync or "none"
+        dsync = bool(cfg.o_sync) and mode != "none"
+        self.fua_op = WRITE if dsync and mode == "fua" else -1   # writes carry FUA
+        self.flush_after_write = dsync and sync_engine    # generic_write_sync's FLUSH
+        self.flush_at_submit = dsync and mode == "flush" and not sync_engine
 
     def exhausted(self) -> bool:
         """Has the job issued all it issues (``number_ios``, or its passes over the
@@ -273,6 +303,7 @@ class _Job:
         iodepth, batch, limit = self.iodepth, self.batch, self.limit
         submit, draw, start = fio.queue.submit, self._draw, self.region_start
         blimit = self.byte_limit
+        fua_op = self.fua_op
         if batch == 1:      # one bio per io_submit: no list, no plug
             on_done, index, depth_ios = self.on_done, self.index, self.depth_ios
             while self.in_flight < iodepth:
@@ -285,7 +316,8 @@ class _Job:
                 self.issued += 1
                 self.issued_bytes += nbytes
                 depth_ios[self.in_flight] += 1
-                gate = submit(IORequest(op, start + off, nbytes, on_done, True, False, index))
+                gate = submit(IORequest(op, start + off, nbytes, on_done, True, op == fua_op,
+                                        index))
                 if gate is not None:
                     self._wait(gate)
                     return
@@ -307,8 +339,8 @@ class _Job:
             for _ in range(n):
                 op, off, nbytes = draw()
                 self.issued_bytes += nbytes
-                bios.append(IORequest(op, start + off, nbytes, self.on_done, True, False,
-                                      self.index))
+                bios.append(IORequest(op, start + off, nbytes, self.on_done, True,
+                                      op == fua_op, self.index))
                 if blimit is not None and self.issued_bytes >= blimit:
                     break
             n = len(bios)
@@ -344,9 +376,10 @@ class _Job:
 
 
 class _PacedJob(_Job):
-    """A job with think time, a rate cap, periodic syncs or a non-uniform
-    ``random_distribution`` (``models.workload.fio_pace``, ``fio_random``): the same
-    loop, issuing at most what the pace allows now."""
+    """A job with think time, a rate cap, periodic syncs or O_SYNC writes
+    (``models.workload.fio_pace``): the same loop, issuing at most what the pace allows
+    now. A job whose O_SYNC writes are synced when submitted issues one I/O at a time
+    until a write makes it wait for its FLUSH."""
 
     def __init__(self, fio: "FioJob", index: int, rng: np.random.Generator) -> None:
         super().__init__(fio, index, rng)
@@ -355,18 +388,22 @@ class _PacedJob(_Job):
         self._draw = self._paced_draw
 
     def refill(self) -> None:
-        if self.blocked or self.fio.stopping:
-            return
-        allowed = self.pace.allowance()
-        if allowed <= 0:
-            return
-        self.iodepth = min(self.max_depth, self.in_flight + allowed)
-        try:
-            super().refill()
-        finally:
-            self.iodepth = self.max_depth
-        if not self.blocked:
-            self.pace.issued_all_due()
+        while True:
+            if self.blocked or self.fio.stopping:
+                return
+            allowed = self.pace.allowance()
+            if allowed <= 0:
+                return
+            issued = self.issued
+            self.iodepth = min(self.max_depth, self.in_flight + allowed)
+            try:
+                super().refill()
+            finally:
+                self.iodepth = self.max_depth
+            if not self.blocked:
+                self.pace.issued_all_due()
+            if not self.flush_at_submit or self.issued == issued:
+                return
 
     def _paced_draw(self) -> tuple[int, int, int]:
         """The drawn direction as the pace lets it go (a rate cap may switch it), and
@@ -377,6 +414,17 @@ class _PacedJob(_Job):
         return op, off, nbytes
 
     def on_done(self, bio: IORequest) -> None:
+        if self.flush_after_write and bio.op == WRITE:
+            # a synchronous O_SYNC write returns once the FLUSH that follows it has
+            self.fio.queue.submit(IORequest(
+                FLUSH, 0, 0, lambda f, bio=bio: self._write_synced(bio, f), True, False,
+                self.index))
+            return
+        self.pace.completed(bio)
+        super().on_done(bio)
+
+    def _write_synced(self, bio: IORequest, flush: IORequest) -> None:
+        bio.done_ns = flush.done_ns
         self.pace.completed(bio)
         super().on_done(bio)
 

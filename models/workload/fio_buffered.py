@@ -18,6 +18,9 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job calls ``fsync(2)`` /
   ``fdatasync(2)`` on its file (dirty pages written and waited for, the journal
   committed if needed, the device cache flushed); their latencies are ``sync_lat_*``.
+- ``sync`` = sync (1) | dsync: the file is opened ``O_SYNC`` / ``O_DSYNC``: each write
+  returns after what ``fsync`` / ``fdatasync`` of its range would do
+  (``models.fs``); its latency includes it.
 - ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
   ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
   ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs`` /
@@ -118,6 +121,7 @@ class FioBufferedJob(FioGroup):
         min_rate = MinRate(cfg, sim.now_ns) if any(min_bytes_per_s(cfg)) else None
         think_ns = int(round(cfg.thinktime_us * 1000))
         sync = fs.fsync if cfg.fsync else fs.fdatasync
+        o_sync = cfg.o_sync
         writes = thought = issued = issued_bytes = 0
         limit, blimit = self.limit, self.byte_limit
         while not self.stopping and (limit is None or issued < limit) and (
@@ -135,7 +139,7 @@ class FioBufferedJob(FioGroup):
             t0 = sim.now_ns
             off += start
             yield (fs.pread(f, off, bs, issuer=j + 1) if op == READ
-                   else fs.pwrite(f, off, bs, issuer=j + 1))
+                   else fs.pwrite(f, off, bs, issuer=j + 1, sync=o_sync))
             issued += 1
             issued_bytes += bs
             if t0 >= self.measure_from_ns and not self.stopping:

@@ -1,5 +1,6 @@
 """What pauses a fio job's issuing (``models.workload.fio``): ``thinktime`` /
-``thinktime_blocks``, ``rate_iops`` and periodic ``fsync`` / ``fdatasync``.
+``thinktime_blocks``, ``rate_iops``, periodic ``fsync`` / ``fdatasync`` and O_SYNC
+writes synced at submission.
 
 - think time: after every ``thinktime_blocks`` completions the job issues nothing
   more, waits for its I/Os in flight to complete (fio's ``io_u_quiesce`` in
@@ -35,7 +36,14 @@
 - sync: once ``fsync`` (or ``fdatasync``) writes have been issued since the last sync,
   the job waits until its I/Os in flight completed (as fio's asynchronous engines
   quiesce before a sync), submits a FLUSH of the block device and waits for it. The
-  time from submitting the FLUSH to its completion is the sync latency.
+  time from submitting the FLUSH to its completion is the sync latency. A kernel
+  whose device node's fsync sends no FLUSH (``BlockConfig.blkdev_sync`` none, before
+  2.6.32) syncs in no time;
+- O_SYNC writes synced at submission (``sync=1`` with an asynchronous engine,
+  ``blkdev_sync`` flush, Linux 2.6.32-3.10: ``blkdev_aio_write`` calls
+  ``generic_write_sync`` when the write is queued): after each write the job submits
+  a FLUSH and issues nothing more until it completes (the thread is still in
+  ``io_submit``); the write itself completes on its own.
 """
 from __future__ import annotations
 
@@ -233,6 +241,10 @@ class Pace:
         self.rate_sleep_ns = -1      # ahead of the rate: sleep this long once drained
         self.min_rate: MinRate | None = None    # from the first refill
         self.min_rated = any(min_bytes_per_s(cfg))
+        self.flush_sent = (job.fio.queue.cfg.blkdev_sync or "none") != "none"
+        self.at_submit = job.flush_at_submit
+        self.submit_sync = False     # an O_SYNC write was issued: its FLUSH is due
+        self.submit_flushing = False  # ... and in flight
 
     def allowance(self) -> int:
         """How many I/Os the job may issue now (0: none; it is woken up later)."""
@@ -243,6 +255,13 @@ class Pace:
                                 self.job.rng)
         if self.min_rated and self.min_rate is None:
             self.min_rate = MinRate(self.cfg, sim.now_ns)
+        if self.submit_sync:         # still inside the io_submit of an O_SYNC write
+            if not self.submit_flushing:
+                self.submit_flushing = True
+                job.in_flight += 1
+                job.fio.queue.submit(IORequest(FLUSH, 0, 0, self._submit_synced, True,
+                                               False, job.index))
+            return 0
         if self.thinking:
             if self.draining and job.in_flight == 0:
                 self.draining = False
@@ -252,7 +271,7 @@ class Pace:
             if job.in_flight == 0:
                 self._flush()
             return 0
-        allowed = job.max_depth
+        allowed = 1 if self.at_submit else job.max_depth
         if self.sync_every:
             allowed = min(allowed, self.sync_every - self.writes)
         if self.rate is not None:
@@ -294,6 +313,8 @@ class Pace:
         toward the next sync. ``issued`` then counts its bytes against the rate."""
         if self.rate is not None:
             op, _ = self.rate.choose(op, self.job.fio.sim.now_ns)
+        if op == WRITE and self.at_submit:
+            self.submit_sync = True
         if op == WRITE and self.sync_every:
             self.writes += 1
             if self.writes >= self.sync_every:
@@ -329,8 +350,22 @@ class Pace:
     def _flush(self) -> None:
         job = self.job
         job.in_flight += 1
+        flush = IORequest(FLUSH, 0, 0, self._synced, True, False, job.index)
+        if not self.flush_sent:      # fsync of the device node sends nothing (pre-2.6.32)
+            sim = job.fio.sim
+            flush.submit_ns = flush.done_ns = sim.now_ns
+            sim.at(sim.now_ns, self._synced, flush)
+            return
         # with nr_requests exhausted the FLUSH waits in the queue; nothing else to hold
-        job.fio.queue.submit(IORequest(FLUSH, 0, 0, self._synced, True, False, job.index))
+        job.fio.queue.submit(flush)
+
+    def _submit_synced(self, _flush: IORequest) -> None:
+        job = self.job
+        job.in_flight -= 1
+        self.submit_sync = self.submit_flushing = False
+        job.refill()
+        if job.in_flight == 0 and (job.fio.stopping or job.exhausted()):
+            job.fio.job_finished()
 
     def _synced(self, bio: IORequest) -> None:
         job = self.job

@@ -107,8 +107,9 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("bs=4k", "nrfiles=2"),
      r"rr\.fio line 12: 'nrfiles' is a fio option that is not modelled here \(one file \(or block device\) per job\)$"),
     (("bs=4k", "verify=md5"), r"rr\.fio line 12: 'verify' is a fio option that is not modelled"),
-    (("bs=4k", "sync=1"), r"rr\.fio line 12: 'sync' is a fio option that is not modelled here "
-                          r"\(O_SYNC / O_DSYNC writes are not modelled; fsync=1 or fdatasync=1"),
+    (("bs=4k", "end_fsync=1"), r"rr\.fio line 12: 'end_fsync' is a fio option that is not "
+                               r"modelled here \(give fsync=N"),
+    (("bs=4k", "sync=always"), r"rr\.fio line 12: sync: must be one of none \(0\), sync \(1\), dsync"),
     # block sizes as fio reads them (models/workload/fio_bs.py)
     (("bs=4k", "bssplit=4k/60:64k/60"),
      r"rr\.fio line 12: bssplit: the percentages add up to 120, more than 100"),
@@ -164,6 +165,23 @@ def test_the_example_job_file_of_the_readme(compose):
     # runtime=2s ramp_time=500ms: runtime_s is the runtime alone now (it was 2.5, ramp included)
     assert (c.runtime_s, c.ramp_time_s, c.thinktime_us, c.time_based) == (2.0, 0.5, 200.0, True)
     assert spec.workload.extras["filename"] == "sda"
+
+
+@pytest.mark.parametrize("kernel, flushes_per_write", [("2.6.18", 0), ("3.10", 1), ("5.15", 2)])
+def test_the_sync_write_example_flushes_as_its_kernel_does(tmp_path, capfd, kernel,
+                                                           flushes_per_write):
+    """data/fio/sync_write.fio on the X25-E (SATA: no FUA): an O_SYNC write is a plain
+    write on 2.6.18, the write and a FLUSH on 3.10, and on 5.15 a FUA write (the write
+    and a FLUSH) then fsync's FLUSH."""
+    out = tmp_path / "out"
+    assert main(["workload=fio", "workload.jobfile=data/fio/sync_write.fio",
+                 "device@device.sda=ssd_x25e", f"kernel={kernel}", "block=default",
+                 "+workload.runtime=1s", f"results.dir={out}", "results.summary=false"]) == 0, \
+        capfd.readouterr().err
+    row, _ = _row(out)
+    assert row["workload.sync"] == "1" and row["fio.write_iops"] > 0
+    assert row["iostat.sda.f_s"] == pytest.approx(flushes_per_write * row["iostat.sda.w_s"],
+                                                  abs=3)
 
 
 def test_a_job_file_gets_fios_defaults_where_it_is_silent(tmp_path):

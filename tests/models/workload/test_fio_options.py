@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from models.block import BlockConfig, BlockQueue
+from models.device.request import FLUSH
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
 from models.workload.fio_random import BlockSampler, _scatter, parse_distribution
@@ -12,10 +13,10 @@ from tests.models.fakes import FixedDevice
 MS = 1_000_000
 
 
-def _run(cfg, service_ns=MS, queue_depth=32, seed=1):
+def _run(cfg, service_ns=MS, queue_depth=32, seed=1, **block):
     sim = Simulator()
     dev = FixedDevice(sim, service_ns=service_ns, queue_depth=queue_depth)
-    job = FioJob(sim, cfg, BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
+    job = FioJob(sim, cfg, BlockQueue(sim, dev, BlockConfig(scheduler="noop", **block)),
                  np.random.default_rng(seed))
     job.start()
     sim.run()
@@ -106,18 +107,32 @@ def test_thinktime_waits_for_the_ios_in_flight_before_it_sleeps():
     assert res["iops"] == pytest.approx(1000 * 8 / 12, abs=10)
 
 
-def test_fsync_every_n_writes_drains_then_flushes():
-    res, _ = _run(FioConfig(rw="randwrite", iodepth=4, fsync=8, runtime_s=0.5))
+@pytest.mark.parametrize("blkdev_sync", ["flush", "fua"])
+def test_fsync_every_n_writes_drains_then_flushes(blkdev_sync):
+    res, _ = _run(FioConfig(rw="randwrite", iodepth=4, fsync=8, runtime_s=0.5),
+                  blkdev_sync=blkdev_sync)
     writes = res["write_iops"] * 0.5
     assert res["sync_count"] == pytest.approx(writes / 8, abs=1)
     # the sync waits for the writes in flight and its own flush (the fake device
     # serves one command at a time, 1 ms each): 8 writes + a flush -> 8 writes / 9 ms
     assert res["write_iops"] == pytest.approx(8 / 9e-3, rel=0.02)
     assert res["sync_lat_mean_ms"] == pytest.approx(1.0, rel=0.01)
-    same, _ = _run(FioConfig(rw="randwrite", iodepth=4, fdatasync=8, runtime_s=0.5))
+    same, _ = _run(FioConfig(rw="randwrite", iodepth=4, fdatasync=8, runtime_s=0.5),
+                   blkdev_sync=blkdev_sync)
     assert same["sync_count"] == res["sync_count"]        # a block device: both flush
     with pytest.raises(ValueError, match="fdatasync"):
         FioConfig(fsync=1, fdatasync=1)
+
+
+def test_fsync_of_the_device_node_sends_no_flush_before_2_6_32():
+    """``block_fsync`` of 2.6.18 wrote the device's dirty pages and nothing more: the
+    job still drains before each sync, which then takes no time (2.6.18's default)."""
+    res, job = _run(FioConfig(rw="randwrite", iodepth=4, fsync=8, runtime_s=0.5))
+    assert job.queue.cfg.blkdev_sync is None
+    assert res["sync_count"] == pytest.approx(res["write_iops"] * 0.5 / 8, abs=1)
+    assert res["sync_lat_mean_ms"] == 0
+    assert all(op != FLUSH for _, op, *_ in job.queue.device.served)
+    assert res["write_iops"] == pytest.approx(1000, rel=0.01)
 
 
 @pytest.mark.parametrize("engine", ["sync", "psync"])
