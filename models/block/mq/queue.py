@@ -179,7 +179,7 @@ class MQQueue(BlockQueue):
     def submit(self, bios: IORequest | Sequence[IORequest], plug: bool = False) -> Event | None:
         """Submit bios; returns None if all were queued, else an Event to wait on."""
         now = self.sim.now_ns
-        if self.emulate_fua:
+        if self.emulate_fua and (type(bios) is not IORequest or bios.fua):
             bios = fua.emulated(self, bios)
         if type(bios) is IORequest:
             bio = bios
