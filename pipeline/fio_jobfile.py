@@ -110,6 +110,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "rw_sequencer": ("str", "rw_sequencer"),
     "percentage_random": ("str", "percentage_random"),
     "fsync": ("int", "fsync"), "fdatasync": ("int", "fdatasync"), "sync": ("str", "sync"),
+    "end_fsync": ("bool", "end_fsync"), "fsync_on_close": ("bool", "end_fsync"),
     "filename": ("str", "filename"), "read_iolog": ("str", "read_iolog"),
     "replay_time_scale": ("float", "replay_time_scale"),
 }
@@ -120,7 +121,6 @@ UNSUPPORTED: dict[str, str] = {
     "blocksize_unaligned": "bs= must be a multiple of 512 bytes",
     "verify": "data is not kept, so it cannot be verified",
     "nrfiles": "one file (or block device) per job",
-    "end_fsync": "give fsync=N (or fdatasync=N) for syncs during the job",
     "thinktime_blocks_type": "think time follows completions (fio's default, complete)",
     "bs_is_seq_rand": "give bs=read,write",
     "blockalign": "random offsets are aligned to the direction's smallest block size",
@@ -329,7 +329,7 @@ _OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "
                "number_ios", "io_size", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
                "rate_min", "rate_process", "random_distribution", "rw_sequencer",
                "percentage_random",
-               "fsync", "fdatasync", "sync",
+               "fsync", "fdatasync", "sync", "end_fsync",
                "filename"}
 
 

@@ -49,7 +49,14 @@ Also modelled, as fio documents them:
   before it issues again (``fio_pace``); from 4.10 each write carries FUA (on a queue
   without FUA: the write, then a FLUSH - ``models/block/fua.py``) and a synchronous
   engine's write is followed by a FLUSH as well. Latency (``clat``) of a synchronous
-  engine's write runs to the end of its FLUSH, as fio's ``pwrite`` does.
+  engine's write runs to the end of its FLUSH, as fio's ``pwrite`` does;
+- ``end_fsync`` (``fsync_on_close``, one file per job): a job that writes ends with an
+  fsync of the device (as ``fsync``'s, by kernel) inside its runtime - once the
+  runtime is over (or the job's I/O is done) it issues nothing more, its I/Os in
+  flight complete and count, then the sync, and the job's measured time runs to its
+  end (fio's ``do_io``; without ``end_fsync`` a time-based job's measured time ends
+  at the runtime, its I/Os in flight not counted). Its latency is not a ``sync``
+  statistic (fio does not count it).
 
 Only ``direct=1`` (``buffered=0``) is modelled here: the job submits straight to a
 block device (``direct=0``, through a filesystem and the page cache, is
@@ -59,7 +66,7 @@ Reports per job group: IOPS, MB/s and completion latency percentiles (submit to
 completion, ms), per direction.
 
 Deliberately not modelled: verify, per-direction distributions,
-``thinktime_blocks_type=issue``, ``end_fsync``; a holed sequential pass
+``thinktime_blocks_type=issue``; a holed sequential pass
 (``rw=write:4k``) with sizes that vary is refused.
 """
 from __future__ import annotations
@@ -126,6 +133,7 @@ class FioConfig:
     fsync: int = 0
     fdatasync: int = 0
     sync: str = "none"
+    end_fsync: bool = False
     rw_sequencer: str = "sequential"
     percentage_random: str = "100"
 
@@ -287,6 +295,7 @@ class _Job:
         self.fua_op = WRITE if dsync and mode == "fua" else -1   # writes carry FUA
         self.flush_after_write = dsync and sync_engine    # generic_write_sync's FLUSH
         self.flush_at_submit = dsync and mode == "flush" and not sync_engine
+        self.end_sync = cfg.end_fsync and cfg.mode not in ("read", "randread")
 
     def exhausted(self) -> bool:
         """Has the job issued all it issues (``number_ios``, or its passes over the
@@ -371,8 +380,25 @@ class _Job:
             fio.bytes_done[op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
             self.refill()
-        if self.in_flight == 0 and (fio.stopping or self.exhausted()):
-            fio.job_finished()
+        self.end_if_done()
+
+    def end_if_done(self) -> None:
+        """Nothing in flight and nothing more to issue: the job ends - after its
+        ``end_fsync`` when it has one (fio's ``fio_file_fsync`` once the I/O loop
+        drained, inside the job's runtime)."""
+        fio = self.fio
+        if self.in_flight or not (fio.stopping or self.exhausted()):
+            return
+        if self.end_sync:
+            self.end_sync = False
+            self.in_flight += 1
+            fio.fsync_device(self.index, self._end_synced)
+            return
+        fio.job_finished()
+
+    def _end_synced(self, _flush: IORequest) -> None:
+        self.in_flight -= 1
+        self.fio.job_finished()
 
 
 class _PacedJob(_Job):
@@ -416,9 +442,7 @@ class _PacedJob(_Job):
     def on_done(self, bio: IORequest) -> None:
         if self.flush_after_write and bio.op == WRITE:
             # a synchronous O_SYNC write returns once the FLUSH that follows it has
-            self.fio.queue.submit(IORequest(
-                FLUSH, 0, 0, lambda f, bio=bio: self._write_synced(bio, f), True, False,
-                self.index))
+            self.fio.fsync_device(self.index, lambda f, bio=bio: self._write_synced(bio, f))
             return
         self.pace.completed(bio)
         super().on_done(bio)
@@ -477,7 +501,7 @@ class FioJob(FioGroup):
         self._iostat_from = self.queue.snapshot()
         self.sim.at(self.measure_from_ns, self._begin_measure)
         # fio: runtime counts from the ramp's end (reset_all_stats resets td->epoch)
-        self.sim.at(self.measure_from_ns + self.runtime_ns, self._stop)
+        self.sim.at(self.measure_from_ns + self.runtime_ns, self.runtime_over)
         for job in self.jobs:
             job.refill()
 
@@ -487,7 +511,23 @@ class FioJob(FioGroup):
         for job in self.jobs:
             job.depth_ios = [0] * len(job.depth_ios)
 
+    def jobs_stop(self) -> None:
+        for job in self.jobs:
+            job.end_if_done()
+
+    def fsync_device(self, issuer: int, on_done) -> None:
+        """``fsync(2)`` of the block device: a FLUSH from 2.6.32 (``on_done`` gets it at
+        its completion), nothing before (``BlockConfig.blkdev_sync`` none: ``on_done``
+        at once, with a request that took no time)."""
+        flush = IORequest(FLUSH, 0, 0, on_done, True, False, issuer)
+        if (self.queue.cfg.blkdev_sync or "none") == "none":
+            flush.submit_ns = flush.done_ns = self.sim.now_ns
+            self.sim.at(self.sim.now_ns, on_done, flush)
+            return
+        # with nr_requests exhausted the FLUSH waits in the queue; nothing else to hold
+        self.queue.submit(flush)
+
     def job_finished(self) -> None:
         self.running -= 1
-        if self.running == 0 and not self.stopping:
+        if self.running == 0 and self.finished_ns is None:
             self._stop()

@@ -18,6 +18,9 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - ``fsync`` / ``fdatasync`` = N: after every N writes the job calls ``fsync(2)`` /
   ``fdatasync(2)`` on its file (dirty pages written and waited for, the journal
   committed if needed, the device cache flushed); their latencies are ``sync_lat_*``.
+- ``end_fsync`` (``fsync_on_close``): a job that writes ends with ``fsync(2)`` of its
+  file, inside its runtime (what it left in the page cache written and flushed); a
+  time-based job's last system call completes first and is not counted.
 - ``sync`` = sync (1) | dsync: the file is opened ``O_SYNC`` / ``O_DSYNC``: each write
   returns after what ``fsync`` / ``fdatasync`` of its range would do
   (``models.fs``); its latency includes it.
@@ -35,8 +38,8 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 Every engine runs the job one system call at a time (``iodepth`` 1): with buffered I/O
 Linux's ``libaio`` submits synchronously (fio's HOWTO: queued behaviour only with
 ``direct=1``), and ``psync`` / ``sync`` are synchronous anyway. Not modelled:
-``io_uring``'s asynchronous buffered I/O (its io-wq workers), ``end_fsync``,
-``fsync_on_close``, ``invalidate=0``, ``pre_read``, ``fadvise_hint``, mmap.
+``io_uring``'s asynchronous buffered I/O (its io-wq workers), ``invalidate=0``,
+``pre_read``, ``fadvise_hint``, mmap.
 """
 from __future__ import annotations
 
@@ -106,7 +109,7 @@ class FioBufferedJob(FioGroup):
         self._iostat_from = self.queue.snapshot()
         self.sim.at(self.measure_from_ns, self._begin_measure)
         # fio: runtime counts from the ramp's end (reset_all_stats resets td->epoch)
-        self.sim.at(self.measure_from_ns + int(cfg.runtime_s * 1e9), self._stop)
+        self.sim.at(self.measure_from_ns + int(cfg.runtime_s * 1e9), self.runtime_over)
         self.running = cfg.numjobs
         for j, f in enumerate(self.files):
             self.sim.spawn(self._job(j, f, Offsets(cfg, self.size_bytes, self.rngs[j])),
@@ -161,6 +164,8 @@ class FioBufferedJob(FioGroup):
                 if thought >= cfg.thinktime_blocks:
                     thought = 0
                     yield think_ns
+        if cfg.end_fsync and cfg.mode not in ("read", "randread"):
+            yield fs.fsync(f, issuer=j + 1)      # end_fsync: inside the job's runtime
         self.running -= 1
         if self.running == 0:
             self._stop()

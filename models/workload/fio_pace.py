@@ -52,7 +52,7 @@ from collections import deque
 
 import numpy as np
 
-from ..device.request import FLUSH, READ, WRITE, IORequest
+from ..device.request import READ, WRITE, IORequest
 from ..units import parse_size
 
 
@@ -241,7 +241,6 @@ class Pace:
         self.rate_sleep_ns = -1      # ahead of the rate: sleep this long once drained
         self.min_rate: MinRate | None = None    # from the first refill
         self.min_rated = any(min_bytes_per_s(cfg))
-        self.flush_sent = (job.fio.queue.cfg.blkdev_sync or "none") != "none"
         self.at_submit = job.flush_at_submit
         self.submit_sync = False     # an O_SYNC write was issued: its FLUSH is due
         self.submit_flushing = False  # ... and in flight
@@ -259,8 +258,7 @@ class Pace:
             if not self.submit_flushing:
                 self.submit_flushing = True
                 job.in_flight += 1
-                job.fio.queue.submit(IORequest(FLUSH, 0, 0, self._submit_synced, True,
-                                               False, job.index))
+                job.fio.fsync_device(job.index, self._submit_synced)
             return 0
         if self.thinking:
             if self.draining and job.in_flight == 0:
@@ -350,22 +348,14 @@ class Pace:
     def _flush(self) -> None:
         job = self.job
         job.in_flight += 1
-        flush = IORequest(FLUSH, 0, 0, self._synced, True, False, job.index)
-        if not self.flush_sent:      # fsync of the device node sends nothing (pre-2.6.32)
-            sim = job.fio.sim
-            flush.submit_ns = flush.done_ns = sim.now_ns
-            sim.at(sim.now_ns, self._synced, flush)
-            return
-        # with nr_requests exhausted the FLUSH waits in the queue; nothing else to hold
-        job.fio.queue.submit(flush)
+        job.fio.fsync_device(job.index, self._synced)
 
     def _submit_synced(self, _flush: IORequest) -> None:
         job = self.job
         job.in_flight -= 1
         self.submit_sync = self.submit_flushing = False
         job.refill()
-        if job.in_flight == 0 and (job.fio.stopping or job.exhausted()):
-            job.fio.job_finished()
+        job.end_if_done()
 
     def _synced(self, bio: IORequest) -> None:
         job = self.job
@@ -376,5 +366,4 @@ class Pace:
         self.writes = 0
         self.syncing = False
         job.refill()
-        if job.in_flight == 0 and (fio.stopping or job.exhausted()):
-            fio.job_finished()
+        job.end_if_done()

@@ -37,6 +37,22 @@ class FioGroup:
 
     error = 0
 
+    def runtime_over(self, _arg=None) -> None:
+        """The runtime is over. Without ``end_fsync`` the measured interval ends now.
+        With it (fio's ``do_io`` returns after the end fsync, and the job's runtime
+        counts to there) the jobs issue nothing more, their I/Os in flight complete
+        and count, each syncs, and the interval ends when the last has
+        (``jobs_stop``: what the group does to wind its jobs down)."""
+        if not self.cfg.end_fsync:
+            self._stop()
+            return
+        self.stopping = True
+        self.jobs_stop()
+
+    def jobs_stop(self) -> None:
+        """Wind the jobs down once ``stopping`` is set (a buffered job's thread sees it
+        after its system call)."""
+
     def _stop(self, _arg=None) -> None:
         if self.finished_ns is None:
             self.finished_ns = self.sim.now_ns

@@ -107,8 +107,8 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("bs=4k", "nrfiles=2"),
      r"rr\.fio line 12: 'nrfiles' is a fio option that is not modelled here \(one file \(or block device\) per job\)$"),
     (("bs=4k", "verify=md5"), r"rr\.fio line 12: 'verify' is a fio option that is not modelled"),
-    (("bs=4k", "end_fsync=1"), r"rr\.fio line 12: 'end_fsync' is a fio option that is not "
-                               r"modelled here \(give fsync=N"),
+    (("bs=4k", "thinktime_blocks_type=issue"),
+     r"rr\.fio line 12: 'thinktime_blocks_type' is a fio option that is not modelled here"),
     (("bs=4k", "sync=always"), r"rr\.fio line 12: sync: must be one of none \(0\), sync \(1\), dsync"),
     # block sizes as fio reads them (models/workload/fio_bs.py)
     (("bs=4k", "bssplit=4k/60:64k/60"),

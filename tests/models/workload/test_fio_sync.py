@@ -127,3 +127,49 @@ def test_a_buffered_job_opens_its_file_o_sync():
     assert writes >= synced["write_iops"] * 0.2        # each page written by its own call
     assert synced["write_clat_mean_ms"] > 1.0          # the write, the commit, the FLUSH
     assert any(op == FLUSH for _, op, _ in synced_log)
+
+
+@pytest.mark.parametrize("blkdev_sync, ends_with_flush", [("none", False), ("flush", True)])
+def test_end_fsync_drains_then_syncs_inside_the_runtime(blkdev_sync, ends_with_flush):
+    """fio's end_fsync: once the runtime is over the job issues nothing more, its 4 I/Os
+    in flight complete and count, then fsync of the device (a FLUSH from 2.6.32); the
+    job's runtime runs to there (fio's do_io returns after it), not to the 100 ms."""
+    res, log = _run("hdd", blkdev_sync, queue_depth=4, iodepth=4, sync=0, end_fsync=True,
+                    runtime_s=0.1)
+    assert [op for _, op, _ in log].count(FLUSH) == int(ends_with_flush)
+    assert (log[-1][1] == FLUSH) == ends_with_flush
+    writes = sum(op == WRITE for _, op, _ in log)
+    assert res["write_iops"] * res["runtime_s"] == pytest.approx(writes)   # all counted
+    assert res["runtime_s"] == pytest.approx((writes + ends_with_flush) * 1e-3, abs=1e-6)
+
+
+def test_end_fsync_of_a_job_that_stops_by_itself():
+    """Not time based: 10 writes, then the sync, inside the runtime."""
+    res, log = _run("hdd", "flush", number_ios=10, time_based=False, sync=0, end_fsync=True)
+    assert ["RWF"[op] for _, op, _ in log] == ["W"] * 10 + ["F"]
+    assert res["runtime_s"] == pytest.approx(11e-3)
+    assert "sync_count" not in res        # fio does not count the end fsync's latency
+
+
+def test_a_buffered_job_with_end_fsync_writes_its_dirty_pages_inside_its_runtime():
+    """direct=0: without end_fsync the writes stay in the page cache and the job reports
+    memory speed; with it fsync writes them back before the job ends."""
+    from models.fs import Filesystem
+    from models.fs.config import FsConfig
+    from models.workload.fio_buffered import FioBufferedJob
+
+    out = {}
+    for end in (False, True):
+        sim = Simulator()
+        dev = _Drive(sim, "hdd")
+        fs = Filesystem(sim, FsConfig(type="ext4"), BlockQueue(sim, dev, BlockConfig()))
+        job = FioBufferedJob(sim, FioConfig(rw="write", direct=False, size="4m", bs="64k",
+                                            time_based=False, end_fsync=end), fs,
+                             np.random.default_rng(1))
+        job.start()
+        sim.run()
+        out[end] = (job.results(), dev.log)
+    (plain, plain_log), (synced, synced_log) = out[False], out[True]
+    assert not plain_log and synced_log
+    assert synced["runtime_s"] > 10 * plain["runtime_s"]
+    assert synced["write_MB_s"] < plain["write_MB_s"] / 10
