@@ -380,7 +380,8 @@ class _Job:
             fio.bytes_done[op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
             self.refill()
-        self.end_if_done()
+        if not self.in_flight:
+            self.end_if_done()
 
     def end_if_done(self) -> None:
         """Nothing in flight and nothing more to issue: the job ends - after its
