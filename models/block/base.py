@@ -37,8 +37,8 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   FLUSH takes no request of its own here (Linux allocates one for each and frees them
   together: only a queue out of requests would tell).
 - **FUA** (``models/block/fua.py``): a FUA write goes to a device whose queue
-  advertises FUA with the flag, is a plain write on a write-through device, and on
-  any other is the write then a cache FLUSH; a FUA bio merges with no other.
+  advertises FUA with the flag (a plain write where the device's cache is off), and
+  to any other as the write then a cache FLUSH; a FUA bio merges with no other.
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
 - **Congestion**: the queue is write-congested while at least ``nr_requests -

@@ -2,7 +2,8 @@
 way to a device (Linux ``block/blk-flush.c``, ``blk_flush_policy``).
 
 - A queue whose device holds no volatile data (``Device.write_cache_mode`` "write
-  through") drops the flag: the write is a plain write.
+  through"): a plain write (Linux drops the flag; here it reaches a device that has
+  no cache for it to bypass).
 - A queue that advertises FUA passes the write to the device with the flag; the device
   writes it through its cache (``models/device``).
 - A queue with a volatile write cache and no FUA (SATA behind libata, whose FUA is off
