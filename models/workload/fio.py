@@ -213,6 +213,12 @@ class FioConfig:
         return self.fsync or self.fdatasync
 
     @property
+    def end_fsyncs(self) -> bool:
+        """Does each job end with an fsync (``end_fsync``, and the job writes: fio's
+        ``should_fsync``)?"""
+        return self.end_fsync and self.mode not in ("read", "randread")
+
+    @property
     def o_sync(self) -> int:
         """The open flag of the job's writes (fio ``sync``): 0, ``O_SYNC`` or
         ``O_DSYNC``."""
@@ -290,12 +296,12 @@ class _Job:
         self.blocked = False
         # O_SYNC / O_DSYNC writes (fio sync=) as the kernel's device node sends them
         # (BlockConfig.blkdev_sync; unset: 2.6.18's, nothing)
-        mode = fio.queue.cfg.blkdev_sync or "none"
+        mode = fio.blkdev_sync
         dsync = bool(cfg.o_sync) and mode != "none"
         self.fua_op = WRITE if dsync and mode == "fua" else -1   # writes carry FUA
         self.flush_after_write = dsync and sync_engine    # generic_write_sync's FLUSH
         self.flush_at_submit = dsync and mode == "flush" and not sync_engine
-        self.end_sync = cfg.end_fsync and cfg.mode not in ("read", "randread")
+        self.end_sync = cfg.end_fsyncs
 
     def exhausted(self) -> bool:
         """Has the job issued all it issues (``number_ios``, or its passes over the
@@ -470,6 +476,7 @@ class FioJob(FioGroup):
         self.sim = sim
         self.cfg = cfg
         self.queue = queue
+        self.blkdev_sync = queue.cfg.blkdev_sync or "none"    # unset: 2.6.18's
         self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
         self.bytes_done = {READ: 0, WRITE: 0}
         self.stopping = False
@@ -521,7 +528,7 @@ class FioJob(FioGroup):
         its completion), nothing before (``BlockConfig.blkdev_sync`` none: ``on_done``
         at once, with a request that took no time)."""
         flush = IORequest(FLUSH, 0, 0, on_done, True, False, issuer)
-        if (self.queue.cfg.blkdev_sync or "none") == "none":
+        if self.blkdev_sync == "none":
             flush.submit_ns = flush.done_ns = self.sim.now_ns
             self.sim.at(self.sim.now_ns, on_done, flush)
             return

@@ -164,7 +164,7 @@ class FioBufferedJob(FioGroup):
                 if thought >= cfg.thinktime_blocks:
                     thought = 0
                     yield think_ns
-        if cfg.end_fsync and cfg.mode not in ("read", "randread"):
+        if cfg.end_fsyncs:
             yield fs.fsync(f, issuer=j + 1)      # end_fsync: inside the job's runtime
         self.running -= 1
         if self.running == 0:
