@@ -28,7 +28,8 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   sleepers asleep - until it is back below ``nr_requests``.
 - **Dispatch**: the scheduler (noop / deadline / cfq) picks what goes next whenever the
   device's command queue (``Device.queue_depth``, the TCQ/NCQ depth) has a free slot.
-  FLUSH requests bypass the scheduler and are dispatched first; on a device whose
+  FLUSH requests and FUA writes bypass the scheduler on the dispatch list and are
+  dispatched first (``fua.py``); on a device whose
   write cache is off (``Device.write_cache_mode`` "write through") a FLUSH is completed
   at once without a request, as Linux does (nothing in iostat's f/s). With
   ``flush_merging`` (Linux 2.6.37+, blk-flush's ``blk_kick_flush``) one FLUSH of a
@@ -38,7 +39,8 @@ Modelled, following ``blk_queue_bio`` / ``get_request`` of Linux 2.6-3.x:
   together: only a queue out of requests would tell).
 - **FUA** (``models/block/fua.py``): a FUA write goes to a device whose queue
   advertises FUA with the flag (a plain write where the device's cache is off), and
-  to any other as the write then a cache FLUSH; a FUA bio merges with no other.
+  to any other as the write then a cache FLUSH; a FUA bio merges with no other, and
+  it - or the write of an emulated one - is never sorted by the scheduler.
 - **iostat**: counted here, as the kernel counts ``/proc/diskstats`` for the device.
 
 - **Congestion**: the queue is write-congested while at least ``nr_requests -
@@ -113,7 +115,7 @@ class BlockQueue:
         self.rl_full = [False, False]     # blk_queue_full(q, rw)
         self.waiting: tuple[deque[_Call], deque[_Call]] = (deque(), deque())
         self._batch: dict[int, list] = {}  # issuer -> [nr_batch_requests, last_waited_ns]
-        self.flushes: deque[IORequest] = deque()
+        self.dispatch_list: deque[IORequest] = deque()
         self.flush_merging = bool(self.cfg.flush_merging)
         self._flushing: set[int] = set()    # flush queues with a FLUSH at the device
         self.counters = IostatCounters()
@@ -159,8 +161,9 @@ class BlockQueue:
             if bios.size_bytes <= self.max_bytes and not self.waiting[rl]:
                 bios.submit_ns = now
                 sched = self.sched
-                if (not sched.count and bios.op != FLUSH and self.rl_count[rl] + 1 < self.nr_requests
-                        and not self.flushes and self.device.can_accept()):
+                if (not sched.count and bios.op != FLUSH and not bios.nomerge
+                        and self.rl_count[rl] + 1 < self.nr_requests
+                        and not self.dispatch_list and self.device.can_accept()):
                     # nothing queued (so no merge candidate: the hashes only hold queued
                     # requests) and a free device tag: the new request is dispatched
                     # at once, as _place + _run_queue would dispatch it
@@ -306,10 +309,12 @@ class BlockQueue:
         if not (may_allocate or must) or self._get_request_fails(bio, must):
             return False
         if bio.op == FLUSH:
-            self.flushes.append(self._new_request(bio))
+            self.dispatch_list.append(self._new_request(bio))
             return True
         req = self._new_request(bio)
-        if plug_list is not None:
+        if bio.nomerge:
+            self._bypass(req)
+        elif plug_list is not None:
             plug_list.append(req)
         else:
             self.sched.add(req, self.sim.now_ns)
@@ -396,7 +401,7 @@ class BlockQueue:
         waiting = self._waiters(freed)
         if waiting and self._wakes(freed):
             self._admit_waiters(waiting)
-            if self.flushes or self.sched.count:
+            if self.dispatch_list or self.sched.count:
                 self._run_queue()
 
     def _wakes(self, freed: IORequest) -> bool:
@@ -413,7 +418,28 @@ class BlockQueue:
         if self.rl_count[c] + 1 <= self.nr_requests:
             self.rl_full[c] = False
 
-    # -- flushes (blk-flush, 2.6.37+) ----------------------------------------------------
+    # -- flushes and FUA writes (blk-flush, 2.6.37+) --------------------------------------
+    def _bypass(self, req: IORequest) -> None:
+        """``blk_insert_flush``: a write of the flush machinery goes past the scheduler
+        to the dispatch list - a FUA write (its policy only the data) at the tail, the
+        write of an emulated FUA (its sequence's data step, ``blk_flush_complete_seq``)
+        at the head."""
+        if req.fua:
+            self.dispatch_list.append(req)
+        else:
+            self.dispatch_list.appendleft(req)
+
+    def post_flush(self, flush: IORequest) -> None:
+        """The post-flush of an emulated FUA write, sent from that write's completion
+        (``models/block/fua.py``): it takes the request the write freed, ahead of the
+        sleepers (blk-flush lends the flush request the data request's tag); where that
+        request is gone (blk-mq's completion cost ran first) it is submitted as any."""
+        flush.submit_ns = self.sim.now_ns
+        if self._place(flush, None):
+            self._run_queue()
+        else:
+            self.submit(flush)
+
     def _flush_queue(self, r: IORequest) -> int:
         """The flush queue of a FLUSH: the legacy queue has one."""
         return 0
@@ -422,22 +448,26 @@ class BlockQueue:
         """``blk_insert_flush`` / ``blk_kick_flush``: a FLUSH of a flush queue whose FLUSH
         still waits to be issued is served by that one."""
         q = self._flush_queue(bio)
-        for pending in self.flushes:
-            if self._flush_queue(pending) == q:
+        for pending in self.dispatch_list:
+            if pending.op == FLUSH and self._flush_queue(pending) == q:
                 pending.parts.append(bio)
                 return True
         return False
 
-    def _next_flush(self) -> IORequest | None:
-        """The next FLUSH to issue: the oldest, or with ``flush_merging`` the oldest
-        whose flush queue has none at the device (None: they all wait)."""
-        flushes = self.flushes
+    def _next_dispatch(self) -> IORequest | None:
+        """The next request of the dispatch list: the first, or with ``flush_merging``
+        the first that is a write or a FLUSH whose flush queue has none at the device
+        (None: only FLUSHes that wait)."""
+        lst = self.dispatch_list
         if not self.flush_merging:
-            return flushes.popleft()
-        for req in flushes:
+            return lst.popleft()
+        for req in lst:
+            if req.op != FLUSH:
+                lst.remove(req)
+                return req
             q = self._flush_queue(req)
             if q not in self._flushing:
-                flushes.remove(req)
+                lst.remove(req)
                 self._flushing.add(q)
                 return req
         return None
@@ -454,10 +484,10 @@ class BlockQueue:
 
     # -- dispatch and completion -----------------------------------------------------
     def _run_queue(self) -> None:
-        dev, sched, flushes, now = self.device, self.sched, self.flushes, self.sim.now_ns
+        dev, sched, lst, now = self.device, self.sched, self.dispatch_list, self.sim.now_ns
         can_accept = dev.can_accept
         while can_accept():
-            req = self._next_flush() if flushes else None
+            req = self._next_dispatch() if lst else None
             if req is not None:
                 dev.submit(req)
             elif sched.count:
@@ -484,10 +514,10 @@ class BlockQueue:
         if timer is not None:
             if not timer(now):           # a wait ended or moved since: nothing to do
                 return
-            if self.flushes or self.sched.count:
+            if self.dispatch_list or self.sched.count:
                 self._run_queue()
             self._wake_later()           # the timer may have re-armed
-        elif self.flushes or self.sched.count:
+        elif self.dispatch_list or self.sched.count:
             self._run_queue()
 
     def _complete(self, req: IORequest) -> None:
@@ -498,11 +528,24 @@ class BlockQueue:
             self._flush_done(req)
         if self._sched_done is not None:
             self._sched_done(req, now)
+        flush_seq = req.nomerge and not req.fua
+        if flush_seq:       # an emulated FUA's write: its post-flush takes the request
+            self._end_bios(req, now)
         waiting = self.waiting[self.rl_of(req)]
         if waiting and self._wakes(req):
             self._admit_waiters(waiting)
-        if self.flushes or self.sched.count:
+        if self.dispatch_list or self.sched.count:
             self._run_queue()
+        if not flush_seq:
+            self._end_bios(req, now)
+
+    @staticmethod
+    def _end_bios(req: IORequest, now: int) -> None:
+        """Complete the bios ``req`` carries. The write of an emulated FUA completes
+        before sleepers are given the freed request and before the queue runs again:
+        its post-flush takes that request - blk-flush lends the flush request the data
+        request's tag - and goes on the dispatch list ahead of the scheduler's
+        requests (``flush_data_end_io``, then the driver's next command)."""
         for bio in req.parts:
             bio.done_ns = now
             bio.cache_hit = req.cache_hit

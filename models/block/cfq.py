@@ -314,7 +314,7 @@ class CFQ(Scheduler):
 
     def completed(self, req: IORequest, now_ns: int) -> None:
         """``cfq_completed_request``: the thread's think time runs from here."""
-        if req.op == FLUSH:             # flushes bypass the scheduler
+        if req.op == FLUSH or req.nomerge:    # flushes and FUA writes bypass cfq
             return
         self.in_driver -= 1
         if self._qkey(req) != ASYNC:

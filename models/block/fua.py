@@ -14,12 +14,23 @@ way to a device (Linux ``block/blk-flush.c``, ``blk_flush_policy``).
 
 A FUA bio - and the write of an emulated one - is merged with no other bio
 (``REQ_NOMERGE_FLAGS`` holds ``REQ_FUA``), in either direction (``IORequest.nomerge``,
-``models/block/base.py``).
+``models/block/base.py``), and goes past the I/O scheduler (``blk_insert_flush``): a
+FUA write to the tail of the dispatch list (the legacy queue's ``queue_head``, blk-mq's
+hardware-context dispatch list), ahead of every request the scheduler holds; the
+write of an emulated one - its flush sequence's data step - to the head. The
+scheduler never sees it: no sorting, no deadline, no cfq / bfq slice or idling, no
+kyber token.
 
-Deliberately not modelled: that a FUA write bypasses the scheduler (blk-flush inserts
-it on the dispatch list, 2.6.37+): it is queued and dispatched as any write; the
-post-flush is submitted as any FLUSH (it may wait for a request, where Linux uses the
-flush queue's own one).
+The post-flush is submitted from the write's completion, before the queue gives the
+freed request to a sleeper or runs again: it takes that request (blk-flush lends the
+flush request the data request's tag) and is the next command.
+
+Deliberately not modelled: with blk-mq's per-core completion cost
+(``cpu.io_complete_cycles``) the post-flush is submitted when the completion reaches
+the caller, after the queue ran; before 2.6.37 a barrier write
+drained the scheduler first (every request queued before it went ahead) and held
+later ones back until its sequence ended - the model's FUA is blk-flush's on every
+release (``models/linux.py``).
 """
 from __future__ import annotations
 
@@ -61,7 +72,7 @@ def _without_fua(queue, bio: IORequest) -> IORequest:
             if bio.on_done is not None:
                 bio.on_done(bio)
 
-        queue.submit(IORequest(FLUSH, 0, 0, flushed, True, False, bio.issuer))
+        queue.post_flush(IORequest(FLUSH, 0, 0, flushed, True, False, bio.issuer))
 
     data.on_done = data_done
     return data

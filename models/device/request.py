@@ -23,9 +23,10 @@ class IORequest:
     ``on_done(req)`` is called once, at completion. ``parts`` holds the bios a merged
     request carries (each gets its own ``on_done``). ``issuer`` identifies the
     submitting thread (used by cfq); ``sync`` marks reads and O_DIRECT/fsync writes that
-    a thread waits for; ``fua`` makes a write bypass volatile caches. ``nomerge``: the
-    block layer merges the bio (or request) with no other - a FUA write, or the write of
-    an emulated one (``models/block/fua.py``); it starts as ``fua``.
+    a thread waits for; ``fua`` makes a write bypass volatile caches. ``nomerge``: a
+    write of the block layer's flush machinery - a FUA write, or the write of an
+    emulated one (``models/block/fua.py``): merged with no other bio or request and
+    queued past the I/O scheduler; it starts as ``fua``.
     """
 
     __slots__ = ("op", "offset_bytes", "size_bytes", "on_done", "sync", "fua", "nomerge",

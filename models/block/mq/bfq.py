@@ -90,7 +90,7 @@ class BFQ(CFQ):
         return Scheduler.dispatch(self, now_ns)
 
     def completed(self, req: IORequest, now_ns: int) -> None:
-        if req.op == FLUSH:             # flushes bypass the scheduler
+        if req.op == FLUSH or req.nomerge:    # flushes and FUA writes bypass bfq
             return
         key = self._qkey(req)
         self.inflight[key] -= 1

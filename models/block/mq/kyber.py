@@ -119,7 +119,8 @@ class Kyber(Scheduler):
             return
         self._tick(now_ns)
         d = _DOMAIN_OF_OP[req.op]
-        self.inflight[d] -= 1
+        if not req.nomerge:          # a FUA write bypassed kyber: no token, but sampled
+            self.inflight[d] -= 1
         if d == 3:
             return
         target = self.targets[d]

@@ -29,10 +29,11 @@ Modelled:
   ``none`` (arrival order), ``mq-deadline``, ``kyber``, ``bfq`` - modules beside this
   one. A scheduler may hold a request back (kyber without a token): dispatch stops
   until a completion.
-- **FLUSH** bypasses the scheduler (``blk_insert_flush``) and is issued first; with
+- **FLUSH and FUA writes** bypass the scheduler (``blk_insert_flush``, the hardware
+  context's dispatch list) and are issued first (``models/block/fua.py``); with
   ``flush_merging`` one FLUSH per hardware context's flush queue (``hctx->fq``) is at
   the device at a time, the ones asked meanwhile served by the next
-  (``BlockQueue._next_flush``).
+  (``BlockQueue._next_dispatch``).
 - **No congestion**: blk-mq never marks the queue congested (only the legacy
   request allocator did, ``blk_set_congested``), so background writeback does not
   back off from it (``congested()`` is always False): it sleeps on a tag like any
@@ -147,7 +148,7 @@ class MQQueue(BlockQueue):
         self.rl_full = [False, False]
         self._batch: dict = {}                          # no batchers: tags are tags
         self.hctx_dispatched = [0] * self.nr_hw_queues
-        self.flushes: deque[IORequest] = deque()
+        self.dispatch_list: deque[IORequest] = deque()
         self.flush_merging = bool(cfg.flush_merging)
         self._flushing: set[int] = set()
         self.counters = IostatCounters()
@@ -186,7 +187,7 @@ class MQQueue(BlockQueue):
             if bio.op == FLUSH and self.write_through:
                 return self._flush_not_sent(bio, now)
             if (self._issue_directly and bio.op != FLUSH and bio.size_bytes <= self.max_bytes
-                    and not self.sched.count and not self.flushes and self.device.can_accept()):
+                    and not self.sched.count and not self.dispatch_list and self.device.can_accept()):
                 # blk_mq_try_issue_directly: with no scheduler and nothing queued (so
                 # nothing to merge with) the request goes to the device at once
                 h = self.hctx_of(bio)
@@ -224,7 +225,9 @@ class MQQueue(BlockQueue):
         req.tag = h
         self.hctx_allocated[h] += 1
         if bio.op == FLUSH:
-            self.flushes.append(req)
+            self.dispatch_list.append(req)
+        elif bio.nomerge:
+            self._bypass(req)
         elif plug_list is not None:
             plug_list.append(req)
         else:
@@ -248,9 +251,9 @@ class MQQueue(BlockQueue):
 
     # -- dispatch and completion -----------------------------------------------------
     def _run_queue(self) -> None:
-        dev, sched, flushes, now = self.device, self.sched, self.flushes, self.sim.now_ns
+        dev, sched, lst, now = self.device, self.sched, self.dispatch_list, self.sim.now_ns
         while dev.can_accept():
-            req = self._next_flush() if flushes else None
+            req = self._next_dispatch() if lst else None
             if req is None:
                 if not sched.count:
                     break
@@ -270,11 +273,16 @@ class MQQueue(BlockQueue):
         h = req.tag
         if self._sched_done is not None:
             self._sched_done(req, now)
+        cost = self.io_cost_ns
+        flush_seq = not cost and req.nomerge and not req.fua
+        if flush_seq:       # an emulated FUA's write: its post-flush takes the tag
+            self._end_bios(req, now)
         if self.hctx_waiting[h]:
             self._admit_waiters(self.hctx_waiting[h])
-        if self.flushes or self.sched.count:
+        if self.dispatch_list or self.sched.count:
             self._run_queue()
-        cost = self.io_cost_ns
+        if flush_seq:
+            return
         if cost:
             core = req.issuer % self.nr_cpus
             done = max(now, self.io_core_free_ns[core]) + cost
@@ -285,12 +293,7 @@ class MQQueue(BlockQueue):
             self._deliver(req)
 
     def _deliver(self, req: IORequest) -> None:
-        now = self.sim.now_ns
-        for bio in req.parts:
-            bio.done_ns = now
-            bio.cache_hit = req.cache_hit
-            if bio.on_done is not None:
-                bio.on_done(bio)
+        self._end_bios(req, self.sim.now_ns)
 
     def stats(self) -> dict:
         """Per-queue counters (the ``mqstat.<dev>.*`` columns)."""
