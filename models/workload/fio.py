@@ -507,7 +507,8 @@ class FioJob(FioGroup):
         self.started_ns = self.sim.now_ns
         self.measure_from_ns = self.started_ns + self.ramp_ns
         self._iostat_from = self.queue.snapshot()
-        self.sim.at(self.measure_from_ns, self._begin_measure)
+        if self.ramp_ns:    # without a ramp the measured interval starts with the job
+            self.sim.at(self.measure_from_ns, self._begin_measure)
         # fio: runtime counts from the ramp's end (reset_all_stats resets td->epoch)
         self.sim.at(self.measure_from_ns + self.runtime_ns, self.runtime_over)
         for job in self.jobs:
