@@ -14,7 +14,9 @@ or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (async
 ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
 block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
 before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runtime_s``
-(counted from the ramp's end, as fio's: a job runs ramp + runtime), ``startdelay_s``
+(counted from the ramp's end, as fio's: a job runs ramp + runtime; at its end the job
+issues nothing more, and the I/Os it has in flight complete and count - fio's ``do_io``
+reaps them, and the job's measured time runs to the last), ``startdelay_s``
 (fio ``startdelay``: the job starts that long after the run - or its stonewall - and
 then runs its ramp and runtime), ``time_based``
 (false: each job stops once it has done ``size`` bytes, as fio does without it; true,
@@ -54,9 +56,8 @@ Also modelled, as fio documents them:
   fsync of the device (as ``fsync``'s, by kernel) inside its runtime - once the
   runtime is over (or the job's I/O is done) it issues nothing more, its I/Os in
   flight complete and count, then the sync, and the job's measured time runs to its
-  end (fio's ``do_io``; without ``end_fsync`` a time-based job's measured time ends
-  at the runtime, its I/Os in flight not counted). Its latency is not a ``sync``
-  statistic (fio does not count it).
+  end (fio's ``do_io``). Its latency is not a ``sync`` statistic (fio does not count
+  it).
 
 Only ``direct=1`` (``buffered=0``) is modelled here: the job submits straight to a
 block device (``direct=0``, through a filesystem and the page cache, is

@@ -19,8 +19,7 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
   ``fdatasync(2)`` on its file (dirty pages written and waited for, the journal
   committed if needed, the device cache flushed); their latencies are ``sync_lat_*``.
 - ``end_fsync`` (``fsync_on_close``): a job that writes ends with ``fsync(2)`` of its
-  file, inside its runtime (what it left in the page cache written and flushed); a
-  time-based job's last system call completes first and is not counted.
+  file, inside its runtime (what it left in the page cache written and flushed).
 - ``sync`` = sync (1) | dsync: the file is opened ``O_SYNC`` / ``O_DSYNC``: each write
   returns after what ``fsync`` / ``fdatasync`` of its range would do
   (``models.fs``); its latency includes it.
@@ -29,7 +28,9 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
   ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs`` /
   ``bsrange`` / ``bssplit``, ``runtime`` / ``ramp_time`` / ``startdelay`` / ``time_based`` /
   ``number_ios``, as for ``direct=1`` (the
-  job runs ramp + runtime and measures the runtime).
+  job runs ramp + runtime and measures the runtime; at its end a thread's system call
+  in progress - read, write or sync - completes and counts, and the measured time
+  runs to it; a thread asleep in its think time or rate wait ends there).
 - Size: the files of all jobs together hold at most ``models.fs.file.MAX_PAGES`` pages
   (128 GiB): the page cache keeps state for every page of a file, so a bigger ``size``
   is refused as a config error (``direct=1`` jobs have no such bound).
@@ -87,6 +88,7 @@ class FioBufferedJob(FioGroup):
         self.byte_limit = byte_limit(cfg, self.size_bytes)
         self.stopping = False
         self.running = 0
+        self.in_call = 0          # threads inside a read / write / sync system call
         self.started_ns = 0
         self.measure_from_ns = 0
         self.finished_ns: int | None = None
@@ -141,24 +143,32 @@ class FioBufferedJob(FioGroup):
                 rate.issued(op, bs)
             t0 = sim.now_ns
             off += start
+            self.in_call += 1
             yield (fs.pread(f, off, bs, issuer=j + 1) if op == READ
                    else fs.pwrite(f, off, bs, issuer=j + 1, sync=o_sync))
+            self.in_call -= 1
             issued += 1
             issued_bytes += bs
-            if t0 >= self.measure_from_ns and not self.stopping:
+            if t0 >= self.measure_from_ns:          # a call made in the runtime counts
                 self.lat[op].add(sim.now_ns - t0)
                 self.bytes_done[op] += bs
             if min_rate is not None and min_rate.check(op, bs, sim.now_ns):
                 self.error = EIO            # fio: rate_min not met, the job exits
                 break
-            if op == WRITE and cfg.sync_every:
+            if self.stopping and self._ended_without_sync():
+                return
+            if op == WRITE and cfg.sync_every and not self.stopping:
                 writes += 1
                 if writes >= cfg.sync_every:
                     writes = 0
                     t1 = sim.now_ns
+                    self.in_call += 1
                     yield sync(f, issuer=j + 1)
-                    if t1 >= self.measure_from_ns and not self.stopping:
+                    self.in_call -= 1
+                    if t1 >= self.measure_from_ns:
                         self.sync_lat.add(sim.now_ns - t1)
+                    if self.stopping and self._ended_without_sync():
+                        return
             if think_ns:
                 thought += 1
                 if thought >= cfg.thinktime_blocks:
@@ -169,6 +179,20 @@ class FioBufferedJob(FioGroup):
         self.running -= 1
         if self.running == 0:
             self._stop()
+
+    def jobs_stop(self) -> None:
+        self._ended_without_sync()
+
+    def _ended_without_sync(self) -> bool:
+        """Once the runtime is over, a job group without an end fsync ends when no
+        thread is inside a system call (a thread asleep - think time, a rate wait -
+        has nothing to reap); True if this one has ended that way. With an end fsync
+        each thread leaves its loop and syncs, and the group ends with the last."""
+        if self.cfg.end_fsyncs:
+            return False
+        if not self.in_call:
+            self._stop()
+        return True
 
     def _begin_measure(self, _arg=None) -> None:
         self._iostat_from = self.queue.snapshot()

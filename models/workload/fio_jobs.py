@@ -5,9 +5,9 @@ Modelled (fio's HOWTO, ``stonewall`` and ``new_group``; backend.c ``run_threads`
 - Every job is a ``models.workload.fio.FioJob`` with its own options (its ``numjobs``
   clones, its region, its pace), all submitting to the same block queue: jobs
   without a ``stonewall`` between them run at the same time and share the device.
-- A job with ``stonewall`` starts once every job above it in the file has ended (its
-  runtime over or its ``size`` / ``number_ios`` done); the I/Os the earlier jobs had
-  in flight still complete meanwhile (fio waits for them to be reaped).
+- A job with ``stonewall`` starts once every job above it in the file has ended: its
+  runtime over and its I/Os in flight reaped (fio's ``do_io``), or its ``size`` /
+  ``number_ios`` done.
 - A ``stonewall`` or ``new_group`` job starts a new reporting group (fio's
   ``groupid``); ``fio.json`` has one ``jobs[]`` entry per job with its ``groupid``.
 

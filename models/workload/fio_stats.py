@@ -38,14 +38,12 @@ class FioGroup:
     error = 0
 
     def runtime_over(self, _arg=None) -> None:
-        """The runtime is over. Without ``end_fsync`` the measured interval ends now.
-        With it (fio's ``do_io`` returns after the end fsync, and the job's runtime
-        counts to there) the jobs issue nothing more, their I/Os in flight complete
-        and count, each syncs, and the interval ends when the last has
-        (``jobs_stop``: what the group does to wind its jobs down)."""
-        if not self.cfg.end_fsync:
-            self._stop()
-            return
+        """The runtime is over: the jobs issue nothing more, their I/Os in flight - and
+        a synchronous engine's call in progress - complete and count, each job makes
+        its ``end_fsync`` where it has one, and the measured interval ends when the
+        last job has (fio's ``do_io`` leaves its loop, reaps what is in flight with
+        ``io_u_queued_complete``, syncs, and the job's runtime counts to there;
+        ``jobs_stop``: what the group does to wind its jobs down)."""
         self.stopping = True
         self.jobs_stop()
 

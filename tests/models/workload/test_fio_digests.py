@@ -54,6 +54,10 @@ re-recorded when its measured interval came to start with the job instead of at 
 event after the job's first fill (which had dropped that fill from iostat's merges and
 from the depth histogram): one event fewer, and those counts; the ramp cases did not
 move.
+Every case that ends at its runtime was re-recorded when the runtime's end
+came to reap the job's I/Os in flight and count them (fio's ``do_io`` leaves its loop,
+then ``io_u_queued_complete``; the measured time runs to the last): results, clock and
+end state moved; the cases that end by an I/O count or at ``run(until_ns)`` did not.
 ``PYTHONPATH=. python -m tests.models.workload.test_fio_digests``
 prints the digests of the code in the tree."""
 from __future__ import annotations
@@ -260,40 +264,40 @@ UNTIL_NS = {"randread_qd16_until_mid_run": 432_100_000}
 
 DIGESTS = {
     'randread_qd32': '63b7d41847957073',
-    'randread_qd1_ramp': 'f71d12d45ecd1f1d',
-    'randwrite_qd4_wce_ramp': 'f2bd990f46c6ddbf',
+    'randread_qd1_ramp': 'ec2a4b17e9844753',
+    'randwrite_qd4_wce_ramp': 'f79563ad869a6e30',
     'randwrite_qd1_wce': '43f1fcf9e081270e',
-    'randrw_qd32_wce_ramp': '14a4a082d380d4e7',
+    'randrw_qd32_wce_ramp': '4c4d54715fd719ea',
     'randrw_qd4_nowce': '7a1fbb6c2274bff1',
-    'randrw_psync_after_write_overheads': 'f0feea38470352ab',
-    'seqread_qd4_readahead': '23298af0783ee0c6',
-    'readwrite_qd8_reap4': 'cddd8ebb77a87708',
-    'randread_qd32_sptf_age_limit': '39ce47ebc0e66a52',
-    'randread_qd16_fifo_ncq': '1c214af19b777c13',
+    'randrw_psync_after_write_overheads': 'b6549a5b079bc5bc',
+    'seqread_qd4_readahead': 'df638f0f3537b037',
+    'readwrite_qd8_reap4': '7d0e14f2669a037d',
+    'randread_qd32_sptf_age_limit': '23fd4b463d1974d6',
+    'randread_qd16_fifo_ncq': 'c15ccdd5131c9f21',
     'randrw_qd16_9000_ios_three_chunks': '346f0fbcf3c75410',
     'randread_qd16_until_mid_run': 'e0406053c2f3e7a5',
     'ssd_randread_qd32': 'b7408e207452652f',
-    'ssd_randread_qd1_fresh_ramp': '46b8bdcc1ab6846b',
-    'ssd_randwrite_qd32_wce_full_buffer': 'f451312124b98f07',
+    'ssd_randread_qd1_fresh_ramp': 'a8f1916eb0f59094',
+    'ssd_randwrite_qd32_wce_full_buffer': '4809713a3c78f678',
     'ssd_randwrite_qd4_nowce': '6faf824e5af33399',
-    'ssd_write_512k_qd4_streams_through_the_buffer': '014bffcd38f4011e',
-    'ssd_randrw_qd8_2k_rmw': '7dd2c53d07383594',
-    'ssd_readwrite_qd4_reap2': 'e7aa6ce8ae01607f',
-    'deadline_randrw_qd32_wce': '3636854adb8c0521',
-    'deadline_readwrite_qd4': '9c7f92b7e6d6d584',
-    'deadline_randread_qd1': 'a002deb015f562fa',
-    'deadline_ssd_randrw_qd16': 'ea41920fa0291fb1',
-    'cfq_two_jobs_qd4': 'ffdf2201e357ad86',
-    'noop_batch4_merging': '697a240ee3c43827',
-    'split_1m_by_max_sectors_kb': '1fae17100c4a6403',
-    'nr_requests_4_waits': 'f5e7662ef9418387',
-    'queue_depth_4_queues_in_the_elevator': '67b14b137ddf3805',
-    'ssd_queue_depth_4': '8b73706a7b538755',
+    'ssd_write_512k_qd4_streams_through_the_buffer': '6813a89d2562fe6e',
+    'ssd_randrw_qd8_2k_rmw': '63f3d885e512ba72',
+    'ssd_readwrite_qd4_reap2': 'feb79bef12472d7d',
+    'deadline_randrw_qd32_wce': 'ce9df6a3f33271fe',
+    'deadline_readwrite_qd4': 'fd9bb06eb68f0ba3',
+    'deadline_randread_qd1': '424479f17ecde8e4',
+    'deadline_ssd_randrw_qd16': '73699ee4b8b72805',
+    'cfq_two_jobs_qd4': 'cd13aa971bcb5c38',
+    'noop_batch4_merging': '79a619702edc7e99',
+    'split_1m_by_max_sectors_kb': '8b739f31b63e11bd',
+    'nr_requests_4_waits': '40511569923b97e1',
+    'queue_depth_4_queues_in_the_elevator': '725369f11829eab9',
+    'ssd_queue_depth_4': '880c345a245acf25',
     'raid10_randread_qd32': '2f7be6c39c8ae23d',
-    'raid10_randrw_128k_qd8_write_back': '5a5458ba13d040ad',
-    'raid0_read_96k_qd4': 'ed0b34b42a32255d',
-    'raid1_randwrite_qd4_write_through': '5d1f47f441fea055',
-    'several_drives_with_a_sampler': '9a50f7e5a7c68143',
+    'raid10_randrw_128k_qd8_write_back': 'be310ffe80a83e5d',
+    'raid0_read_96k_qd4': '90938f599135f25b',
+    'raid1_randwrite_qd4_write_through': '94ba4d898a2920b0',
+    'several_drives_with_a_sampler': 'c74253df2c522b3f',
 }
 
 

@@ -35,15 +35,18 @@ def test_two_jobs_share_the_device_and_a_stonewall_job_runs_after_them():
     assert res["job1.write_iops"] == pytest.approx(500, abs=5)
     first = [t for t, *_ in dev.served if t < 200 * MS]
     assert len(first) == 200 and {op for _, op, *_ in dev.served[:200]} == {READ, WRITE}
-    # the stonewall job started once the first two had ended, at 200 ms; the device
-    # serves the read they left in flight first, then the sequential job alone
-    assert jobs.members[2].started_ns == 200 * MS
+    # the stonewall job started once the first two had ended: the reader reaped the
+    # read it had in flight at 200 ms (fio's do_io reaps before the job exits), so at
+    # 201 ms; then the sequential job alone, 100 reads in its 100 ms
+    assert [m.finished_ns for m in jobs.members[:2]] == [201 * MS, 200 * MS]
+    assert res["job0.read_clat_count"] == 101 and res["job0.runtime_s"] == pytest.approx(0.201)
+    assert jobs.members[2].started_ns == 201 * MS
     assert dev.served[200][:2] == (200 * MS, READ)
-    assert [off for _, _, off, _ in dev.served[201:]] == [i * 4096 for i in range(99)]
-    assert res["job2.read_iops"] == pytest.approx(980)       # 98 completed in its 100 ms
-    assert res["runtime_s"] == pytest.approx(0.3)
-    assert res["iops"] == pytest.approx((res["job0.iops"] * 0.2 + res["job1.iops"] * 0.2 + 98)
-                                        / 0.3)
+    assert [off for _, _, off, _ in dev.served[201:]] == [i * 4096 for i in range(100)]
+    assert res["job2.read_iops"] == pytest.approx(1000)
+    assert res["runtime_s"] == pytest.approx(0.301)
+    assert res["iops"] == pytest.approx((res["job0.iops"] * 0.201 + res["job1.iops"] * 0.2
+                                         + 100) / 0.301)
 
 
 def test_a_later_jobs_ramp_counts_from_its_own_start():

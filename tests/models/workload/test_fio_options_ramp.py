@@ -36,10 +36,10 @@ def test_a_job_with_ramp_1_and_runtime_2_runs_3_s_and_reports_2_s():
     assert job.measure_from_ns == 1 * S
     assert len(dev.served) == 3000               # 1 ms each, back to back, for 3 s
     assert res["runtime_s"] == 2.0
-    # I/Os submitted from 1 s on and completed by 3 s: the one submitted at 2.999 s
-    # completes at 3 s, after the job stopped
-    assert res["read_clat_count"] == 1999
-    assert res["read_iops"] == 999.5
+    # I/Os submitted from 1 s on: the one submitted at 2.999 s was in flight when the
+    # runtime ended and is reaped (at 3 s) and counted, as fio's do_io does
+    assert res["read_clat_count"] == 2000
+    assert res["read_iops"] == 1000.0
 
 
 def test_the_ramp_may_be_longer_than_the_runtime():
@@ -47,8 +47,9 @@ def test_the_ramp_may_be_longer_than_the_runtime():
     sim, job, _ = _run(FioConfig(rw="read", runtime_s=0.01, ramp_time_s=0.05))
     assert sim.now_ns == 60 * MS
     assert job.results()["runtime_s"] == pytest.approx(0.01)
-    # submitted at 50 .. 59 ms, 1 ms each: the last completes at 60 ms, after the stop
-    assert job.results()["read_clat_count"] == 9
+    # submitted at 50 .. 59 ms, 1 ms each: the last, in flight at the runtime's end,
+    # completes at 60 ms and counts
+    assert job.results()["read_clat_count"] == 10
 
 
 @pytest.mark.parametrize("ramp, msg", [(-0.5, r"^ramp_time_s: must be >= 0, got -0\.5$"),
@@ -69,14 +70,16 @@ def test_the_ramp_changes_what_is_counted_not_the_io_the_job_does():
     kw = dict(rw="randrw", rwmixread=70, iodepth=8, size="2g")
     sim_a, ramped, dev_a = _hdd_case(FioConfig(runtime_s=0.2, ramp_time_s=0.1, **kw))
     sim_b, plain, dev_b = _hdd_case(FioConfig(runtime_s=0.3, **kw))
-    assert sim_a.now_ns == sim_b.now_ns == 300 * MS
+    # both end when the I/Os in flight at 300 ms are reaped
+    assert sim_a.now_ns == sim_b.now_ns > 300 * MS
     assert sim_a.events_processed == sim_b.events_processed + 1      # the ramp's end
     assert dev_a.stats() == dev_b.stats()
     assert dev_a.S.tobytes() == dev_b.S.tobytes()
     assert [(j.issued, j.in_flight) for j in ramped.jobs] == [(j.issued, j.in_flight)
                                                               for j in plain.jobs]
     a, b = ramped.results(), plain.results()
-    assert (a["runtime_s"], b["runtime_s"]) == (0.2, 0.3)
+    assert a["runtime_s"] == pytest.approx(b["runtime_s"] - 0.1)
+    assert b["runtime_s"] == (sim_b.now_ns - 0) / 1e9
     # the ramped job counts the I/Os submitted from 100 ms on: fewer, none of the first
     assert 0 < a["read_clat_count"] < b["read_clat_count"]
     assert 0 < a["write_clat_count"] < b["write_clat_count"]

@@ -86,6 +86,7 @@ def test_a_direct_job_on_a_4_tib_region_keeps_no_per_page_state():
     finally:
         tracemalloc.stop()
     res = job.results()
-    assert res["read_clat_count"] == pytest.approx(100, abs=1)     # 100 us each, one at a time
+    # 100 us each, one at a time: 100 in the 10 ms, and the 7 queued at its end reaped
+    assert res["read_clat_count"] == pytest.approx(107, abs=1)
     assert max(off for _, _, off, _ in dev.served) > TIB            # spread over the region
     assert peak < 16 * 2**20
