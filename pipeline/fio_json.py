@@ -27,11 +27,15 @@ I/Os submitted with 1, 2-3, 4-7, 8-15, 16-31, 32-63, >= 64 in flight, fio's
 
 What the numbers are: the same measured interval and counts as the run's ``fio.*``
 columns (``iops`` equals ``fio.read_iops`` / ``fio.write_iops``, or
-``fio.job<i>.read_iops`` for a job of several); ``clat_ns`` is the model's submit-to-
-completion time (buffered jobs: the system call's). The simulated job spends no time
-in submission: ``slat_ns`` is 0 (its ``N`` the I/O count for the asynchronous engines,
-0 for psync / sync, as fio does not time their submission), so ``lat_ns`` =
-``clat_ns``. Percentiles are exact order statistics of the samples (fio approximates
+``fio.job<i>.read_iops`` for a job of several); ``clat_ns`` is the model's time from an
+I/O's issue to its completion (buffered jobs: the system call's). The simulated job
+spends no time in submission unless its ``io_submit`` sleeps for a request
+(``nr_requests``): the I/Os of that call are issued when it returns, ``slat_ns`` runs
+to there and ``clat_ns`` from there (an I/O that completed meanwhile has a clat of 0:
+fio reaps it after the call). Every other I/O's slat is 0 (``N`` the I/O count for the
+asynchronous engines; 0 for psync / sync, as fio does not time their submission -
+their sleep is inside the call, in ``clat_ns``), and ``lat_ns`` = ``clat_ns`` +
+``slat_ns``. Percentiles are exact order statistics of the samples (fio approximates
 them from a log-linear histogram); ``numjobs`` clones are reported as one job (fio's
 ``group_reporting``). CPU is not modelled by the fio job: ``usr_cpu`` and ``sys_cpu``
 are 0, as are ``ctx``, ``majf`` and ``minf``. Not written: the bandwidth / IOPS
@@ -73,8 +77,12 @@ def _flag(options: dict, key: str, default: bool) -> bool:
 
 
 def _direction(ns: np.ndarray, io_bytes: int, secs: float, options: dict,
-               timed_submit: bool) -> dict:
+               timed_submit: bool, slat: np.ndarray | None = None) -> dict:
+    """``ns``: the completion latencies (clat); ``slat``: the submission latencies of the
+    same I/Os (None: all 0)."""
     runtime_ms = int(round(secs * 1000))
+    if slat is None:
+        slat = np.zeros(ns.size, dtype=np.int64)
     return {
         "io_bytes": int(io_bytes), "io_kbytes": int(io_bytes // 1024),
         "bw_bytes": int(io_bytes / secs) if secs > 0 else 0,
@@ -82,10 +90,10 @@ def _direction(ns: np.ndarray, io_bytes: int, secs: float, options: dict,
         "iops": ns.size / secs if secs > 0 else 0.0,
         "runtime": runtime_ms if ns.size else 0,
         "total_ios": int(ns.size), "short_ios": 0, "drop_ios": 0,
-        "slat_ns": _stats(np.zeros(ns.size if timed_submit else 0, dtype=np.int64),
+        "slat_ns": _stats(slat if timed_submit else slat[:0],
                           _flag(options, "slat_percentiles", False)),
         "clat_ns": _stats(ns, _flag(options, "clat_percentiles", True)),
-        "lat_ns": _stats(ns, _flag(options, "lat_percentiles", False)),
+        "lat_ns": _stats(ns + slat, _flag(options, "lat_percentiles", False)),
     }
 
 
@@ -158,14 +166,20 @@ def job_entry(job, jobname: str, options: dict, groupid: int = 0, start_ms: int 
     secs = res["runtime_s"]
     cfg = job.cfg
     lat = {op: np.frombuffer(job.lat[op].samples, dtype=np.int64) for op in (READ, WRITE)}
+    slat = {op: np.zeros(lat[op].size, dtype=np.int64) for op in (READ, WRITE)}
+    sparse = job.submit_latencies() if hasattr(job, "submit_latencies") else None
+    for op in (READ, WRITE):
+        for i, v in (sparse or {}).get(op, ()):
+            slat[op][i] = v
     timed = cfg.direct and cfg.ioengine not in ("psync", "sync")
     entry = {
         "jobname": jobname, "groupid": groupid, "job_start": start_ms, "error": job.error,
         "eta": 0,
         "elapsed": int(np.ceil(secs)),
         "job options": {k: str(v) for k, v in options.items()},
-        "read": _direction(lat[READ], job.bytes_done[READ], secs, options, timed),
-        "write": _direction(lat[WRITE], job.bytes_done[WRITE], secs, options, timed),
+        "read": _direction(lat[READ], job.bytes_done[READ], secs, options, timed, slat[READ]),
+        "write": _direction(lat[WRITE], job.bytes_done[WRITE], secs, options, timed,
+                            slat[WRITE]),
         "trim": _direction(np.zeros(0, dtype=np.int64), 0, secs, options, timed),
         "sync": {"total_ios": len(job.sync_lat),
                  "lat_ns": _stats(np.frombuffer(job.sync_lat.samples, dtype=np.int64), True)},

@@ -27,6 +27,13 @@ bytes of I/O of such a pass, within the region: ``size=20g io_size=5g`` stops af
 ``number_ios`` (stop after that many I/Os per job); a job whose sizes vary and that is
 not time based stops after ``loops`` x ``io_size`` bytes (``size`` by default).
 
+Latencies, as fio times them: an asynchronous engine's I/O is issued when its
+``io_submit`` returns - at once unless the call sleeps for a request (``nr_requests``,
+blk-mq tags), then when every bio of the call is queued; its ``slat`` is that sleep
+(``FioJob.slat``: the ones that are not 0), its ``clat`` (``FioJob.lat``) runs from the
+issue to the completion (0 if it completed while the call slept: fio reaps it after
+the call). A synchronous engine's call has no slat: its sleep is in its clat.
+
 Also modelled, as fio documents them:
 
 - ``thinktime_us`` (fio ``thinktime``) after every ``thinktime_blocks`` completions the
@@ -73,6 +80,7 @@ Deliberately not modelled: verify, per-direction distributions,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -288,6 +296,11 @@ class _Job:
         self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
         self.complete_min = 1 if sync_engine else cfg.iodepth_batch_complete_min
         self.in_flight = 0
+        # an asynchronous engine's io_submit that sleeps (no request free) delays its
+        # I/Os' issue time: fio's slat (a synchronous engine's sleep is in its call, clat)
+        self.timed_submit = not sync_engine
+        self.call: Sequence[IORequest] = ()      # the bios of the sleeping io_submit
+        self.early: list[IORequest] = []        # ... completed before it returned
         self.depth_ios = [0] * (self.iodepth + 1)   # I/Os issued at each depth (io_u_map)
         self.reaped = 0          # completions since the last refill
         self.issued = 0
@@ -332,10 +345,10 @@ class _Job:
                 self.issued += 1
                 self.issued_bytes += nbytes
                 depth_ios[self.in_flight] += 1
-                gate = submit(IORequest(op, start + off, nbytes, on_done, True, op == fua_op,
-                                        index))
+                bio = IORequest(op, start + off, nbytes, on_done, True, op == fua_op, index)
+                gate = submit(bio)
                 if gate is not None:
-                    self._wait(gate)
+                    self._wait(gate, (bio,))
                     return
             return
         while self.in_flight < iodepth:
@@ -365,17 +378,39 @@ class _Job:
             self.depth_ios[self.in_flight] += n
             gate = submit(bios[0] if n == 1 else bios, n > 1)
             if gate is not None:
-                self._wait(gate)
+                self._wait(gate, bios)
                 return
 
-    def _wait(self, gate) -> None:
-        """The block layer has no request free: sleep until the bios are queued."""
+    def _wait(self, gate, bios: Sequence[IORequest]) -> None:
+        """The block layer has no request free: the ``io_submit`` call sleeps until its
+        bios are queued. An asynchronous engine's bios are issued when it returns
+        (``IORequest.tag``: -1 while it sleeps, then the time it returned)."""
         self.blocked = True
+        if self.timed_submit:
+            for b in bios:
+                b.tag = -1
+            self.call = bios
         gate.add_callback(self._unblocked)
 
     def _unblocked(self, _value) -> None:
         self.blocked = False
+        if self.call:
+            now = self.fio.sim.now_ns
+            for b in self.call:
+                b.tag = now
+            self.call = ()
+            for b in self.early:        # reaped once the call has returned: clat 0
+                self._count_issued(b, now)
+            self.early = []
         self.refill()
+
+    def _count_issued(self, bio: IORequest, issued: int) -> None:
+        """Count a bio whose ``io_submit`` slept: its clat from the call's return (or 0
+        when it completed before), its slat up to it (``FioJob.slat``, sparse)."""
+        fio, op = self.fio, bio.op
+        samples = fio.lat[op].samples
+        samples.append(bio.done_ns - issued if bio.done_ns > issued else 0)
+        fio.slat[op].append((len(samples) - 1, issued - bio.submit_ns))
 
     def on_done(self, bio: IORequest) -> None:
         fio = self.fio
@@ -383,7 +418,13 @@ class _Job:
         self.reaped += 1
         if bio.submit_ns >= fio.measure_from_ns:
             op = bio.op
-            fio.lat[op].samples.append(bio.done_ns - bio.submit_ns)   # LatencyRecorder.add
+            issued = bio.tag
+            if issued is None:          # issued as submitted: clat from there, slat 0
+                fio.lat[op].samples.append(bio.done_ns - bio.submit_ns)  # LatencyRecorder.add
+            elif issued < 0:            # its io_submit still sleeps
+                self.early.append(bio)
+            else:
+                self._count_issued(bio, issued)
             fio.bytes_done[op] += bio.size_bytes
         if self.reaped >= self.complete_min or self.in_flight == 0:
             self.refill()
@@ -478,7 +519,10 @@ class FioJob(FioGroup):
         self.cfg = cfg
         self.queue = queue
         self.blkdev_sync = queue.cfg.blkdev_sync or "none"    # unset: 2.6.18's
-        self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
+        self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}   # clat
+        # slat of the I/Os whose io_submit slept: (index into lat's samples, ns); every
+        # other I/O's is 0
+        self.slat: dict[int, list[tuple[int, int]]] = {READ: [], WRITE: []}
         self.bytes_done = {READ: 0, WRITE: 0}
         self.stopping = False
         self.running = 0
@@ -520,6 +564,9 @@ class FioJob(FioGroup):
         self.measure_from_ns = self.sim.now_ns
         for job in self.jobs:
             job.depth_ios = [0] * len(job.depth_ios)
+
+    def submit_latencies(self):
+        return None if self.cfg.ioengine in SYNC_ENGINES else self.slat
 
     def jobs_stop(self) -> None:
         for job in self.jobs:

@@ -121,15 +121,19 @@ class FioJobs:
             self.finished_ns = self.sim.now_ns
             self._iostat = self.queue.iostat(self._iostat_from)
         lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}
+        slat: dict = {READ: [], WRITE: []}
         sync = LatencyRecorder()
         for m in self.members:
             for op in (READ, WRITE):
+                base = len(lat[op].samples)
                 lat[op].samples.extend(m.lat[op].samples)
+                slat[op].extend((base + i, ns) for i, ns in m.slat[op])
             sync.samples.extend(m.sync_lat.samples)
         secs = (self.finished_ns - self.measure_from_ns) / 1e9
         done = {op: sum(m.bytes_done[op] for m in self.members) for op in (READ, WRITE)}
         syncing = any(j.sync_every for j in self.cfg.jobs)
-        out = summarize(secs, lat, done, sync if syncing else None)
+        timed = any(m.submit_latencies() is not None for m in self.members)
+        out = summarize(secs, lat, done, sync if syncing else None, slat if timed else None)
         out["error"] = max(m.error for m in self.members)
         for m in self.members:
             out.update({f"job{m.index}.{k}": v for k, v in m.results().items()})

@@ -7,10 +7,14 @@ from __future__ import annotations
 from ..device.request import READ, WRITE
 
 
-def summarize(secs: float, lat: dict, bytes_done: dict, sync_lat=None) -> dict:
-    """``lat`` / ``bytes_done``: per direction (``READ``, ``WRITE``) the latency recorder
-    and the bytes completed in the measured ``secs``; ``sync_lat``: the recorder of
-    fsync / fdatasync calls when the job makes them (None: it makes none)."""
+def summarize(secs: float, lat: dict, bytes_done: dict, sync_lat=None, slat=None) -> dict:
+    """``lat`` / ``bytes_done``: per direction (``READ``, ``WRITE``) the completion
+    latency (clat) recorder and the bytes completed in the measured ``secs``;
+    ``sync_lat``: the recorder of fsync / fdatasync calls when the job makes them (None:
+    it makes none); ``slat``: per direction the submission latencies that are not 0,
+    ``(index into lat's samples, ns)`` (an asynchronous engine's; None: a synchronous
+    engine's job, which has none). With ``slat`` the summary has ``<dir>_slat_mean_ms``
+    and ``<dir>_slat_max_ms`` (fio's total latency, ``lat``, is clat + slat)."""
     out: dict = {"runtime_s": secs}
     total_ios = total_bytes = 0
     for op, name in ((READ, "read"), (WRITE, "write")):
@@ -20,6 +24,10 @@ def summarize(secs: float, lat: dict, bytes_done: dict, sync_lat=None) -> dict:
         out[f"{name}_iops"] = n / secs if secs > 0 else 0.0
         out[f"{name}_MB_s"] = bytes_done[op] / 2**20 / secs if secs > 0 else 0.0
         out.update(lat[op].summary(prefix=f"{name}_clat"))
+        if slat is not None:
+            vals = [ns for _, ns in slat[op]]
+            out[f"{name}_slat_mean_ms"] = sum(vals) / n / 1e6 if n else 0.0
+            out[f"{name}_slat_max_ms"] = max(vals) / 1e6 if vals else 0.0
     if sync_lat is not None:
         out["sync_count"] = len(sync_lat)
         out.update(sync_lat.summary(prefix="sync_lat"))
@@ -69,9 +77,13 @@ class FioGroup:
             self._stop()
         secs = (self.finished_ns - self.measure_from_ns) / 1e9
         out = summarize(secs, self.lat, self.bytes_done,
-                        self.sync_lat if self.cfg.sync_every else None)
+                        self.sync_lat if self.cfg.sync_every else None, self.submit_latencies())
         out["error"] = self.error
         return out
+
+    def submit_latencies(self):
+        """``summarize``'s ``slat`` (None: the jobs' engine is synchronous)."""
+        return None
 
     def iostat(self) -> dict:
         """iostat of the group's queue over the measured interval."""

@@ -98,3 +98,21 @@ def test_iodepth_level_buckets_depths_as_fio():
     assert lv == {"1": 10.0, "2": 20.0, "4": 30.0, "8": 0.0, "16": 0.0, "32": 0.0,
                   ">=64": 40.0}
     assert iodepth_level([0, 0, 0, 0, 50])["4"] == 100.0
+
+
+def test_slat_is_the_time_an_io_submit_slept_and_lat_is_clat_plus_slat():
+    """An io_submit that sleeps for a tag (``tests/models/workload/test_fio_slat.py``):
+    fio.json's slat_ns has those waits, clat_ns the times from the call's return, and
+    lat_ns the sum, I/O by I/O."""
+    from pipeline.fio_json import job_entry
+    from tests.models.workload.test_fio_slat import _run
+
+    job, res = _run()
+    entry = job_entry(job, "starved", {"lat_percentiles": 1, "slat_percentiles": 1})
+    r = entry["read"]
+    assert (r["slat_ns"]["N"], r["clat_ns"]["N"], r["lat_ns"]["N"]) == (8, 8, 8)
+    assert r["slat_ns"]["mean"] == pytest.approx(res["read_slat_mean_ms"] * 1e6)
+    assert r["clat_ns"]["mean"] == pytest.approx(res["read_clat_mean_ms"] * 1e6)
+    assert r["lat_ns"]["mean"] == pytest.approx(r["clat_ns"]["mean"] + r["slat_ns"]["mean"])
+    assert r["lat_ns"]["max"] == 3_000_000 and r["slat_ns"]["max"] == 1_000_000
+    assert r["slat_ns"]["percentile"]["50.000000"] == 1_000_000
