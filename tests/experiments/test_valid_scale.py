@@ -117,7 +117,9 @@ def test_write_stalls_journal_stall_holds_at_min_scale_and_is_lost_below():
     assert r["buffered_write.write_lat_p99_ms"] > 2.0
     assert r["buffered_write.write_lat_over_1ms"] > 10
     assert _journal(s, "journal_xfs")["buffered_write.write_lat_max_ms"] < 0.1   # the remedy
-    assert _journal(s * 0.7)["buffered_write.write_lat_over_1ms"] == 0
+    # since jbd2's commit record (FUA) goes past cfq the journal fills faster: the stall
+    # holds down to 0.7 (51 calls over 1 ms) and is gone at half the run
+    assert _journal(s * 0.5)["buffered_write.write_lat_over_1ms"] == 0
 
 
 # -- E5: nr_requests and MyISAM inserts ------------------------------------------------------------
