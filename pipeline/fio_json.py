@@ -167,7 +167,7 @@ def job_entry(job, jobname: str, options: dict, groupid: int = 0, start_ms: int 
     cfg = job.cfg
     lat = {op: np.frombuffer(job.lat[op].samples, dtype=np.int64) for op in (READ, WRITE)}
     slat = {op: np.zeros(lat[op].size, dtype=np.int64) for op in (READ, WRITE)}
-    sparse = job.submit_latencies() if hasattr(job, "submit_latencies") else None
+    sparse = job.submit_latencies()            # None: a synchronous engine's job
     for op in (READ, WRITE):
         for i, v in (sparse or {}).get(op, ()):
             slat[op][i] = v
