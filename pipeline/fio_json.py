@@ -164,14 +164,13 @@ def job_entry(job, jobname: str, options: dict, groupid: int = 0, start_ms: int 
     """One ``jobs[]`` entry of a finished job group (``FioJob`` or ``FioBufferedJob``)."""
     res = job.results()
     secs = res["runtime_s"]
-    cfg = job.cfg
     lat = {op: np.frombuffer(job.lat[op].samples, dtype=np.int64) for op in (READ, WRITE)}
     slat = {op: np.zeros(lat[op].size, dtype=np.int64) for op in (READ, WRITE)}
-    sparse = job.submit_latencies()            # None: a synchronous engine's job
+    sparse = job.submit_latencies()     # None: psync / sync or direct=0, slat not timed
+    timed = sparse is not None
     for op in (READ, WRITE):
-        for i, v in (sparse or {}).get(op, ()):
+        for i, v in (sparse[op] if timed else ()):
             slat[op][i] = v
-    timed = cfg.direct and cfg.ioengine not in ("psync", "sync")
     entry = {
         "jobname": jobname, "groupid": groupid, "job_start": start_ms, "error": job.error,
         "eta": 0,

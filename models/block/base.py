@@ -312,7 +312,7 @@ class BlockQueue:
             self.dispatch_list.append(self._new_request(bio))
             return True
         req = self._new_request(bio)
-        if bio.nomerge:
+        if bio.nomerge:     # never in a plug list or the scheduler: no merge finds it
             self._bypass(req)
         elif plug_list is not None:
             plug_list.append(req)
@@ -334,8 +334,7 @@ class BlockQueue:
 
     def _plug_merge(self, bio: IORequest, plug_list: list[IORequest]) -> bool:
         for req in reversed(plug_list):
-            if (req.op != bio.op or req.size_bytes + bio.size_bytes > self.max_bytes
-                    or req.nomerge):
+            if req.op != bio.op or req.size_bytes + bio.size_bytes > self.max_bytes:
                 continue
             if req.offset_bytes + req.size_bytes == bio.offset_bytes:
                 req.size_bytes += bio.size_bytes
@@ -353,7 +352,7 @@ class BlockQueue:
     def _elevator_merge(self, bio: IORequest) -> bool:
         sched, max_bytes = self.sched, self.max_bytes
         req = sched.back_merge_candidate(bio)
-        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes and not req.nomerge:
+        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes:
             old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
             req.size_bytes += bio.size_bytes
             req.parts.append(bio)
@@ -362,7 +361,7 @@ class BlockQueue:
             self._absorb_neighbour(req)
             return True
         req = sched.front_merge_candidate(bio)
-        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes and not req.nomerge:
+        if req is not None and req.size_bytes + bio.size_bytes <= max_bytes:
             old_start, old_end = req.offset_bytes, req.offset_bytes + req.size_bytes
             req.offset_bytes = bio.offset_bytes
             req.size_bytes += bio.size_bytes
@@ -376,7 +375,7 @@ class BlockQueue:
         """After a back merge, ``req`` may now end where another queued request starts."""
         nxt = self.sched.by_start.get(merge_key(req.op, req.offset_bytes + req.size_bytes))
         if (nxt is None or nxt is req or req.size_bytes + nxt.size_bytes > self.max_bytes
-                or nxt.nomerge or not self.sched.allow_merge(req, nxt)):
+                or not self.sched.allow_merge(req, nxt)):
             return
         self.sched.merged_requests(req, nxt)
         self.sched.remove_merged(nxt)
