@@ -8,7 +8,7 @@ The ``workload`` section of ``type: fio`` is translated before it is checked aga
 sections above the job, then the job's section), then the section's own keys over
 them, fio names or the config's field names alike. ``direct=1`` is the ``fio``
 workload (the block device), ``direct=0`` the ``fio_buffered`` one (a file on the
-filesystem of the device, ``models.workload.fio_buffered``); a file of several jobs
+filesystem of the device, ``models.workload.fio.buffered``); a file of several jobs
 is the ``fio_jobs`` workload (``pipeline.fio_jobs``). fio's names and units (fio's
 HOWTO):
 
@@ -20,10 +20,10 @@ HOWTO):
 - ``rw=`` (or ``readwrite=``) takes fio's values, the value ``rw`` being ``readwrite``
   (options.c), with fio's postfix (``randread:8``: a new random offset every 8 I/Os,
   ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every
-  I/O; ``percentage_random``; ``models.workload.fio_offsets``); the trim modes (``trim``, ``randtrim``,
+  I/O; ``percentage_random``; ``models.workload.fio.offsets``); the trim modes (``trim``, ``randtrim``,
   ``trimwrite``, ``randtrimwrite``) are refused as not modelled.
 - ``bs`` (``r[,w]``), ``bsrange`` (``blocksize_range``) and ``bssplit`` as fio reads
-  them (``models.workload.fio_bs``).
+  them (``models.workload.fio.bs``).
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
@@ -31,7 +31,7 @@ HOWTO):
   ``direct=0``: the device whose filesystem holds the job's file).
 - ``rate_iops`` / ``rate`` / ``rate_iops_min`` / ``rate_min``: fio's
   ``read[,write[,trim]]`` values, kept as written (``"500,200"``;
-  ``models.workload.fio_pace``); ``rate_cycle`` -> ``rate_cycle_ms``.
+  ``models.workload.fio.pace``); ``rate_cycle`` -> ``rate_cycle_ms``.
 - ``read_iolog=FILE`` replays that trace instead (the ``trace`` workload:
   ``pipeline.trace_job``), with ``iodepth``, ``replay_time_scale``, ``number_ios``
   and ``filename``.

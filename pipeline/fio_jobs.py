@@ -1,5 +1,5 @@
 """A fio job file of several jobs (``[global]`` + several ``[job]`` sections) as the
-``fio_jobs`` workload (``models.workload.fio_jobs``): every job's options translated
+``fio_jobs`` workload (``models.workload.fio.jobs``): every job's options translated
 as for one job (``pipeline.fio_jobfile.one_job``), the workload section's own keys
 over every job (as options given to fio on its command line), one device for all.
 

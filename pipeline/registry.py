@@ -135,7 +135,7 @@ def _fio_kind() -> WorkloadKind:
 def _fio_buffered_kind() -> WorkloadKind:
     """fio with direct=0: the job's files on the filesystem of the device its
     ``filename`` names (``placement.data``), through the page cache."""
-    from models.workload.fio_buffered import FioBufferedJob
+    from models.workload.fio.buffered import FioBufferedJob
 
     from . import fio_jobfile, fio_json
 
@@ -150,7 +150,7 @@ def _fio_buffered_kind() -> WorkloadKind:
 
 def _fio_jobs_kind() -> WorkloadKind:
     """A fio job file of several jobs on one block device (pipeline.fio_jobs)."""
-    from models.workload.fio_jobs import FioJobs, FioJobsConfig
+    from models.workload.fio.jobs import FioJobs, FioJobsConfig
 
     from . import fio_json
 

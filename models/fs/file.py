@@ -24,7 +24,7 @@ The arrays cost ``STATE_BYTES_PER_PAGE`` (33) bytes a page, for every page of th
 whether a run touches it or not: a 1 TiB file is 9 GB of them. ``MAX_PAGES`` (2**25:
 128 GiB of files, ~1.1 GB of arrays) bounds the files a workload lays out: one asked
 for more refuses it as a config error naming its size key, rather than run out of
-memory here (``models.workload.fio_buffered``).
+memory here (``models.workload.fio.buffered``).
 
 Inode-level metadata: ``size_bytes`` (i_size in memory), ``sync_tid`` (last
 transaction holding any change of the inode, timestamps included: what ``fsync``

@@ -111,7 +111,7 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("bs=4k", "thinktime_blocks_type=issue"),
      r"rr\.fio line 12: 'thinktime_blocks_type' is a fio option that is not modelled here"),
     (("bs=4k", "sync=always"), r"rr\.fio line 12: sync: must be one of none \(0\), sync \(1\), dsync"),
-    # block sizes as fio reads them (models/workload/fio_bs.py)
+    # block sizes as fio reads them (models/workload/fio/bs.py)
     (("bs=4k", "bssplit=4k/60:64k/60"),
      r"rr\.fio line 12: bssplit: the percentages add up to 120, more than 100"),
     (("bs=4k", "blocksize_range=64k-4k"), r"rr\.fio line 12: blocksize_range: min above max"),

@@ -1,4 +1,4 @@
-"""Each fio I/O's size (models/workload/fio_bs.py) as fio reads ``bs``, ``bsrange`` and
+"""Each fio I/O's size (models/workload/fio/bs.py) as fio reads ``bs``, ``bsrange`` and
 ``bssplit`` (options.c) and draws a size (io_u.c ``get_next_buflen``)."""
 from collections import Counter
 
@@ -9,8 +9,8 @@ from models.block import BlockConfig, BlockQueue
 from models.device.request import READ, WRITE
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_bs import DirSizes, SizeDraw, block_sizes
-from models.workload.fio_offsets import Offsets
+from models.workload.fio.bs import DirSizes, SizeDraw, block_sizes
+from models.workload.fio.offsets import Offsets
 from tests.models.fakes import FixedDevice
 
 KB = 1024

@@ -1,5 +1,5 @@
 """fio with direct=0: the job's I/O goes through the filesystem and the page cache
-(``models.workload.fio_buffered``); direct=1 stays on the block device."""
+(``models.workload.fio.buffered``); direct=1 stays on the block device."""
 import numpy as np
 import pytest
 
@@ -8,7 +8,7 @@ from models.device.request import READ, WRITE
 from models.fs import Filesystem, FsConfig, PageCache, PageCacheConfig
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_buffered import FioBufferedJob
+from models.workload.fio.buffered import FioBufferedJob
 from tests.models.fakes import FixedDevice
 
 US = 1000

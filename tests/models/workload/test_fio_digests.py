@@ -46,7 +46,7 @@ strict slice end (a slice ends at the first dispatch after it, ``time_after``): 
 same 910 IOPS, mean completion latency 8.13 -> 8.10 ms - the two jobs' eight requests
 make the queue's hw_tag close every idle window after the first few. The three
 ``readwrite`` cases were re-recorded when a sequential mixed job's reads and writes
-became a stream each (fio's ``f->last_pos[ddir]``, ``models.workload.fio_offsets``):
+became a stream each (fio's ``f->last_pos[ddir]``, ``models.workload.fio.offsets``):
 before, both directions went on from one position, as one interleaved stream; every
 other digest was the same.
 Every case without a ramp was
@@ -115,7 +115,7 @@ def _elevator(sched):
 
 
 def _next_block(o) -> int:
-    """The recorded field ``next_block`` (from before ``fio_offsets``): a sequential
+    """The recorded field ``next_block`` (from before ``fio.offsets``): a sequential
     stream's next block, 0 for a random job."""
     return 0 if o.random else (o.last_pos[o.fixed_op] // o.bs) % o.n_blocks
 

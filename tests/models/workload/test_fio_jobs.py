@@ -7,7 +7,7 @@ from models.block import BlockConfig, BlockQueue
 from models.device.request import READ, WRITE
 from models.sim import Simulator
 from models.workload.fio import FioConfig
-from models.workload.fio_jobs import FioJobs, FioJobsConfig
+from models.workload.fio.jobs import FioJobs, FioJobsConfig
 from tests.models.fakes import FixedDevice
 
 MS = 1_000_000

@@ -1,4 +1,4 @@
-"""Where fio's next I/O goes (models/workload/fio_offsets.py), as fio's io_u.c
+"""Where fio's next I/O goes (models/workload/fio/offsets.py), as fio's io_u.c
 ``get_next_offset`` puts it: a stream per direction, the ``rw`` postfix, rw_sequencer."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from models.block import BlockConfig, BlockQueue
 from models.device.request import READ, WRITE
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_offsets import Offsets, ios_per_pass, percentage_random
+from models.workload.fio.offsets import Offsets, ios_per_pass, percentage_random
 from tests.models.fakes import FixedDevice
 
 KB = 1024

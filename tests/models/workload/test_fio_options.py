@@ -7,7 +7,7 @@ from models.block import BlockConfig, BlockQueue
 from models.device.request import FLUSH
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_random import BlockSampler, _scatter, parse_distribution
+from models.workload.fio.distribution import BlockSampler, _scatter, parse_distribution
 from tests.models.fakes import FixedDevice
 
 MS = 1_000_000
@@ -233,7 +233,7 @@ def test_zoned_abs_zones_past_the_region_are_refused():
 
 
 def test_paced_jobs_take_the_paced_job_and_the_others_the_plain_one():
-    # a skewed distribution is the offsets' (fio_offsets), not a pace
+    # a skewed distribution is the offsets' (fio.offsets), not a pace
     assert FioConfig().plain and FioConfig(random_distribution="zipf:1.1").plain
     for kw in ({"rate_iops": 1}, {"thinktime_us": 1}, {"fsync": 1}):
         assert not FioConfig(**kw).plain, kw

@@ -11,7 +11,7 @@ from models.device.hdd import HDD, default_15k_sas
 from models.fs import Filesystem, FsConfig, PageCache, PageCacheConfig
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_buffered import FioBufferedJob
+from models.workload.fio.buffered import FioBufferedJob
 from tests.models.fakes import FixedDevice
 
 MS = 1_000_000

@@ -10,7 +10,7 @@ from models.device.request import READ, WRITE
 from models.fs import Filesystem, FsConfig, PageCache, PageCacheConfig
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_buffered import FioBufferedJob
+from models.workload.fio.buffered import FioBufferedJob
 from tests.models.fakes import FixedDevice
 
 MS = 1_000_000
@@ -54,7 +54,7 @@ def _direct(rw, **kw):
 @pytest.mark.parametrize("kw", [{}, {"rwmixread": 30}, {"rate_iops": "300,100"}])
 def test_rw_rw_runs_exactly_as_readwrite(kw):
     # the same seed, the same I/Os: sequential, reads and writes mixed by rwmixread
-    # (a rate cap takes the paced job's per-direction caps: fio_pace.RateCap)
+    # (a rate cap takes the paced job's per-direction caps: fio.pace.RateCap)
     res, served = _direct("rw", **kw)
     assert (res, served) == _direct("readwrite", **kw)
     ops = [op for _, op, _, _ in served]

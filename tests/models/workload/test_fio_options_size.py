@@ -7,13 +7,13 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import models.workload.fio_buffered as fio_buffered
+import models.workload.fio.buffered as fio_buffered
 from models.block import BlockConfig, BlockQueue
 from models.fs import Filesystem, FsConfig, PageCache, PageCacheConfig
 from models.fs.file import ARRAYS, MAX_PAGES, STATE_BYTES_PER_PAGE, File
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_buffered import FioBufferedJob
+from models.workload.fio.buffered import FioBufferedJob
 from tests.models.fakes import FixedDevice
 
 TIB = 2**40

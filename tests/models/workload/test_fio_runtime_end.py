@@ -13,7 +13,7 @@ from models.fs import Filesystem
 from models.fs.config import FsConfig
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from models.workload.fio_buffered import FioBufferedJob
+from models.workload.fio.buffered import FioBufferedJob
 from tests.models.block.test_fua import MS, _Drive
 
 

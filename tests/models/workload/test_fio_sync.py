@@ -107,7 +107,7 @@ def test_a_buffered_job_opens_its_file_o_sync():
     at once, not at writeback."""
     from models.fs import Filesystem
     from models.fs.config import FsConfig
-    from models.workload.fio_buffered import FioBufferedJob
+    from models.workload.fio.buffered import FioBufferedJob
 
     out = {}
     for sync in (0, 1):
@@ -156,7 +156,7 @@ def test_a_buffered_job_with_end_fsync_writes_its_dirty_pages_inside_its_runtime
     memory speed; with it fsync writes them back before the job ends."""
     from models.fs import Filesystem
     from models.fs.config import FsConfig
-    from models.workload.fio_buffered import FioBufferedJob
+    from models.workload.fio.buffered import FioBufferedJob
 
     out = {}
     for end in (False, True):

@@ -1,6 +1,6 @@
 """Where a fio job's next I/O goes and in which direction: fio's ``get_rw_ddir`` /
 ``get_next_offset`` (io_u.c) over the job's region of ``size`` bytes, for the direct
-(``models.workload.fio``) and the buffered (``models.workload.fio_buffered``) job alike.
+(``models.workload.fio``) and the buffered (``models.workload.fio.buffered``) job alike.
 
 Modelled:
 
@@ -8,7 +8,7 @@ Modelled:
   per I/O, ``rwmixread`` % reads (fio's ``get_rand_ddir``; its catch-up runs after a
   switch matter only over a job's first I/Os and are not modelled).
 - **Random modes**: a new random block per I/O, uniform or by
-  ``random_distribution`` (``fio_random.BlockSampler``), drawn in vectorised chunks;
+  ``random_distribution`` (``distribution.BlockSampler``), drawn in vectorised chunks;
   with ``percentage_random=r[,w]`` below 100, each I/O that would take a random offset
   takes it with that probability and otherwise goes on where its direction's last I/O
   ended (fio's ``should_do_random``).
@@ -26,7 +26,7 @@ Modelled:
   I/O - and a stream whose next I/O would pass the region's end starts over at its
   start.
 
-- **Sizes** (``models.workload.fio_bs``): each I/O's size is drawn after its offset;
+- **Sizes** (``models.workload.fio.bs``): each I/O's size is drawn after its offset;
   random offsets are multiples of the smallest size of their direction (fio's ``ba``,
   which defaults to ``min_bs``) and a size that would pass the region's end is drawn
   again; a sequential stream goes on where its last I/O ended, whatever its size,
@@ -35,16 +35,16 @@ Modelled:
 Deliberately not modelled: fio's random map (each block once per pass): blocks are
 drawn with replacement, as with ``norandommap``; a negative postfix (backwards
 sequential I/O) is refused; ``random_generator``, ``zonemode`` (zoned I/O; the zoned
-*distributions* are ``models.workload.fio_random``'s).
+*distributions* are ``models.workload.fio.distribution``'s).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..device.request import READ, WRITE
-from ..units import parse_size
-from .fio_bs import SizeDraw
-from .fio_random import BlockSampler, parse_distribution
+from ...device.request import READ, WRITE
+from ...units import parse_size
+from .bs import SizeDraw
+from .distribution import BlockSampler, parse_distribution
 
 CHUNK = 4096               # draws per refill (vectorised)
 RW_SEQUENCERS = ("sequential", "identical")

@@ -52,8 +52,8 @@ from collections import deque
 
 import numpy as np
 
-from ..device.request import READ, WRITE, IORequest
-from ..units import parse_size
+from ...device.request import READ, WRITE, IORequest
+from ...units import parse_size
 
 
 def _caps(text, key: str, parse) -> list[float]:

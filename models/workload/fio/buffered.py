@@ -23,8 +23,8 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - ``sync`` = sync (1) | dsync: the file is opened ``O_SYNC`` / ``O_DSYNC``: each write
   returns after what ``fsync`` / ``fdatasync`` of its range would do
   (``models.fs``); its latency includes it.
-- ``rate_iops`` / ``rate`` (per direction, ``fio_pace.RateCap``), ``rate_min`` /
-  ``rate_iops_min`` (``fio_pace.MinRate``), ``thinktime`` /
+- ``rate_iops`` / ``rate`` (per direction, ``pace.RateCap``), ``rate_min`` /
+  ``rate_iops_min`` (``pace.MinRate``), ``thinktime`` /
   ``thinktime_blocks``, ``random_distribution``, ``rw`` / ``rwmixread``, ``bs`` /
   ``bsrange`` / ``bssplit``, ``runtime`` / ``ramp_time`` / ``startdelay`` / ``time_based`` /
   ``number_ios``, as for ``direct=1`` (the
@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device.request import READ, WRITE
-from ..fs import PAGE_BYTES, Filesystem
-from ..fs.file import MAX_PAGES, STATE_BYTES_PER_PAGE
-from ..metrics.latency import LatencyRecorder
-from ..sim import Simulator
-from .fio_pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
-from .fio_offsets import Offsets, byte_limit, io_limit
-from .fio_stats import FioGroup
+from ...device.request import READ, WRITE
+from ...fs import PAGE_BYTES, Filesystem
+from ...fs.file import MAX_PAGES, STATE_BYTES_PER_PAGE
+from ...metrics.latency import LatencyRecorder
+from ...sim import Simulator
+from .pace import EIO, MinRate, RateCap, min_bytes_per_s, rate_ns_per_io
+from .offsets import Offsets, byte_limit, io_limit
+from .stats import FioGroup
 
 class FioBufferedJob(FioGroup):
     """``numjobs`` buffered fio jobs on one filesystem (one simulated thread each)."""

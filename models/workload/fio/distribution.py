@@ -40,8 +40,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..units import parse_size
-from .fio_bs import share_out
+from ...units import parse_size
+from .bs import share_out
 
 KINDS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
 _ZIPF_MAX_GEN = 10_000_000        # fio's cap on the ranks summed into zeta(n)

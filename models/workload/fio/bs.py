@@ -1,7 +1,7 @@
 """How big each of a fio job's I/Os is: ``bs``, ``bsrange`` and ``bssplit``, per
 direction, as fio reads them (options.c) and draws a size (``get_next_buflen``,
 io_u.c), for the direct (``models.workload.fio``) and the buffered
-(``models.workload.fio_buffered``) job alike.
+(``models.workload.fio.buffered``) job alike.
 
 - ``bs=r[,w[,t]]``: one size per direction (``bs=4k,64k``: 4 KiB reads, 64 KiB
   writes); one value holds for every direction, an empty one keeps fio's 4k.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..units import parse_size
+from ...units import parse_size
 
 DEFAULT_BS = 4096
 CHUNK = 4096                # draws per refill

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..device.request import READ, WRITE
-from ..metrics.latency import LatencyRecorder
-from .fio import FioConfig, FioJob
-from .fio_stats import summarize
+from ...device.request import READ, WRITE
+from ...metrics.latency import LatencyRecorder
+from .job import FioConfig, FioJob
+from .stats import summarize
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
-"""The fio-style summary of a job group (``models.workload.fio``, ``fio_buffered``):
+"""The fio-style summary of a job group (``job``, ``buffered``):
 IOPS, MB/s and latency percentiles per direction over the measured interval, the
 sync calls' latencies for ``fsync`` / ``fdatasync`` jobs, and the totals; and the
 measured interval's end shared by both kinds of job group (``FioGroup``)."""
 from __future__ import annotations
 
-from ..device.request import READ, WRITE
+from ...device.request import READ, WRITE
 
 
 def summarize(secs: float, lat: dict, bytes_done: dict, sync_lat=None, slat=None) -> dict:
@@ -67,7 +67,7 @@ class FioGroup:
         self.stopped()
 
     def stopped(self) -> None:
-        """The job group is over: the run ends (``models.workload.fio_jobs`` waits for
+        """The job group is over: the run ends (``models.workload.fio.jobs`` waits for
         every group instead)."""
         self.sim.stop()
 
