@@ -149,6 +149,8 @@ def init_ray(cfg: RayConfig) -> bool:
     except Exception as ex:
         if not address or address == "local":
             raise
+        from .job import error_text
+
         msg = error_text(ex).split(" at ")[0]
         if type(ex).__name__ == "AuthenticationError":
             msg = ("the cluster uses token authentication: set RAY_AUTH_MODE=token and "

@@ -65,3 +65,27 @@ def test_an_explicit_address_is_not_silently_replaced_by_this_process_session(
     assert code == 2
     assert err.startswith("error: hydra.launcher.ray.address: this process is already connected "
                           "to Ray at ")
+
+
+def test_a_cluster_that_ray_init_cannot_join_is_one_line_naming_the_address(monkeypatch):
+    """A cluster that passes the probes (reachable, no token asked) but that ``ray.init``
+    still fails to join: the error names the key and the address, with Ray's own reason
+    (its first line, without where it was raised) - not a NameError from the handler."""
+    ray = pytest.importorskip("ray")
+    from pipeline import ray_session
+    from pipeline.errors import ConfigError
+    from pipeline.schema import RayConfig
+
+    if ray.is_initialized():
+        pytest.skip("this process is already connected to Ray")
+
+    def init(**_kw):
+        raise RuntimeError("version mismatch\nmore detail")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray_session, "_probe", lambda *a: None)
+    monkeypatch.setattr(ray_session, "_probe_auth", lambda *a: None)
+    with pytest.raises(ConfigError) as e:
+        ray_session.init_ray(RayConfig(address="10.1.2.3:6379", ship_code=False))
+    assert str(e.value) == ("hydra.launcher.ray.address: cannot join the Ray cluster at "
+                            "10.1.2.3:6379: RuntimeError: version mismatch")
