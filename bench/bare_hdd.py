@@ -3,7 +3,7 @@
 No events, no block layer, no fio, no metrics: ``iodepth`` 4 KB random reads kept
 queued in the drive's tag slots, each completion immediately followed by the next
 command, through the HDD's own compiled kernels (``hdd_submit`` / ``hdd_dispatch`` of
-``models.device.hdd_cache``, over the state vector of ``models.device.hdd_mech``).
+``models.device.hdd.cache``, over the state vector of ``models.device.hdd.mech``).
 The order mirrors the event path at QD32: at a completion the drive starts its next
 command among the ``iodepth - 1`` still queued, then the host's new command arrives
 in the slot the previous dispatch freed. Random blocks come from numba's own
@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from models.device.hdd import HDD
-from models.device.hdd_cache import hdd_dispatch, hdd_submit
+from models.device.hdd.cache import hdd_dispatch, hdd_submit
 
 
 @numba.njit(cache=True)

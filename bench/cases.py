@@ -65,8 +65,8 @@ def make_raid10(sim):
 
 def make_nvme(sim):
     """The datacenter NVMe preset (conf/device/nvme_datacenter.yaml)."""
-    from models.device.nvme import NVMe
-    from models.device.nvme_presets import intel_p4500_1tb
+    from models.device.ssd.nvme import NVMe
+    from models.device.ssd.presets import intel_p4500_1tb
     return NVMe(sim, "sda", intel_p4500_1tb(), rng=np.random.default_rng(1))
 
 

@@ -97,10 +97,10 @@ def _device(config: type, cls: type, members_field: str | None = None,
 
 
 from models.device.hdd import HDD, HDDConfig, default_15k_sas  # noqa: E402
-from models.device.hdd_datasheet import constellation_es3, savvio_10k4  # noqa: E402
+from models.device.hdd.datasheet import constellation_es3, savvio_10k4  # noqa: E402
 from models.device.ssd import SSD, SSDConfig  # noqa: E402
-from models.device import nvme_presets as _nvme_presets  # noqa: E402
-from models.device.nvme import NVMe, NVMeConfig  # noqa: E402
+from models.device.ssd import presets as _nvme_presets  # noqa: E402
+from models.device.ssd.nvme import NVMe, NVMeConfig  # noqa: E402
 
 DEVICES: dict[str, DeviceKind] = {
     "hdd": _device(HDDConfig, HDD, presets={"cheetah_15k7": default_15k_sas,

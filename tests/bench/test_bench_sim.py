@@ -10,7 +10,7 @@ from bench import cases
 from bench.bare_hdd import bare_hdd_run
 from models.block import BlockConfig, BlockQueue
 from models.device.hdd import HDD, default_15k_sas
-from models.device.hdd_state import C_SEEKS
+from models.device.hdd.state import C_SEEKS
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
 

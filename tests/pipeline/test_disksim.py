@@ -169,7 +169,7 @@ def test_replay_of_first_500_requests_is_deterministic():
 def test_hdd_layout_matches_disksim_layout(drive, specs):
     """The imported zones (LBN counts, zone fronts, spares, slips, serpentine order) put
     every LBA on the cylinder, surface, sector and angle of DiskSim's layout_g1."""
-    from models.device.hdd_mech import build_state, locate, track_span
+    from models.device.hdd.mech import build_state, locate, track_span
     m = specs[drive].model
     S = build_state(imp.load_hdd_config(ds.config_path(drive)))
     starts = np.concatenate(([0], np.cumsum(ds.zone_lbn_counts(m))))

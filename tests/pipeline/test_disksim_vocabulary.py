@@ -26,7 +26,7 @@ def imported(tmp_path_factory):
 
 
 def _check_layout(m, cfg, n=150):
-    from models.device.hdd_mech import build_state, locate
+    from models.device.hdd.mech import build_state, locate
 
     S = build_state(cfg)
     starts = np.concatenate(([0], np.cumsum(ds.zone_lbn_counts(m))))
@@ -65,7 +65,7 @@ def test_spare_sectors_per_cylinder_with_slips(imported):
 
 
 def test_negative_settle_is_added_to_a_writes_positioning(imported):
-    from models.device.hdd_mech import arrive, build_state
+    from models.device.hdd.mech import arrive, build_state
 
     spec, cfg = imported["dec_rz26"]
     assert spec.model.write_settle_ms == -0.483 and cfg.write_settle_ms == -0.483

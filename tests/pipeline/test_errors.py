@@ -17,7 +17,7 @@ from pipeline.run import main
 from .helpers import all_files, run_cli
 
 needs_raid = pytest.mark.skipif("raid" not in registry.DEVICES,
-                                reason="RAID model (models/device/raid.py) not available yet")
+                                reason="RAID model (models/device/raid/) not available yet")
 
 RAID1_ONE_MEMBER = ["device@device.sda=raid1", "+device@device.hdd0=hdd_sas_15k",
                     "device.sda.members=[hdd0]", "workload.size=1g"]

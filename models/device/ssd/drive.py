@@ -1,6 +1,6 @@
 """A SATA flash SSD: NCQ command queue, a controller that processes commands one at a
 time, a small volatile DRAM/SRAM write buffer, FLUSH, and flash dies behind channels
-with a page-mapped FTL (``ssd_ftl.py``; compiled kernels in ``ssd_kernels.py``).
+with a page-mapped FTL (``ftl.py``; compiled kernels in ``kernels.py``).
 
 Modelled, per command (all reservations in command arrival order, integer ns):
 
@@ -10,7 +10,7 @@ Modelled, per command (all reservations in command arrival order, integer ns):
 - Host link (SATA 3 Gb/s = 300 MB/s after 8b/10b): one transfer at a time, shared by
   reads and writes. A read's data starts to flow as soon as its first page is in the
   controller and ends no earlier than the last page's arrival plus its own transfer.
-- Flash (``ssd_ftl``, ``ssd_kernels``): ``channels`` x ``dies_per_channel`` dies,
+- Flash (``ftl``, ``kernels``): ``channels`` x ``dies_per_channel`` dies,
   tR / tPROG / tBERS, the channel transfer rate, writes placed on the die that can
   take them first, greedy GC with over-provisioning. Internal parallelism is
   therefore explicit per die and channel, not ``n_servers``; sequential and random
@@ -81,12 +81,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import at_least
-from ..sim import Simulator
-from .base import Device
-from .request import DISCARD, FLUSH, READ, IORequest
-from . import ssd_kernels as K
-from . import ssd_ftl as F
+from ...checks import at_least
+from ...sim import Simulator
+from ..base import Device
+from ..request import DISCARD, FLUSH, READ, IORequest
+from . import kernels as K
+from . import ftl as F
 
 _PRECONDITIONS = ("fresh", "sequential", "random")
 
@@ -99,7 +99,7 @@ class FlashGeometry:
     """Derived sizes of a flash back end, for any config with the flash fields of
     ``SSDConfig`` (``capacity_bytes``, ``raw_capacity_bytes``, ``channels``,
     ``dies_per_channel``, ``page_bytes``, ``pages_per_block``): the SATA SSD's and the
-    NVMe SSD's (``models.device.nvme``)."""
+    NVMe SSD's (``models.device.ssd.nvme``)."""
 
     @property
     def n_dies(self) -> int:

@@ -1,6 +1,6 @@
-"""Compiled (numba) kernels of the SSD model: the FTL (``ssd_ftl.py`` describes it)
-and the flash / host-link timing, over the packed state of ``ssd_ftl.FTLState``.
-``ssd.py`` calls one kernel per command.
+"""Compiled (numba) kernels of the SSD model: the FTL (``ftl.py`` describes it)
+and the flash / host-link timing, over the packed state of ``ftl.FTLState``.
+``drive.py`` calls one kernel per command.
 
 All compiled code of the SSD lives in this one module on purpose: numba's on-disk
 cache (``cache=True``) is invalidated by changes to the module a function is defined
@@ -95,7 +95,7 @@ BND_SLOTS = 4096     # future operation ends kept per die for read priority (the
 def views(i32, i64):
     """The packed state as a tuple of arrays (index with the ``S_*`` constants), for
     the kernels only: compiled without NRT, the views own no reference to the buffers,
-    so Python code reads ``ssd_ftl.FTLState``'s named arrays instead."""
+    so Python code reads ``ftl.FTLState``'s named arrays instead."""
     h = _HDR
     nd = i64[G_NDIE]
     nch = i64[G_NCH]

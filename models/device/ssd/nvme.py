@@ -1,7 +1,7 @@
 """An NVMe SSD: submission/completion queue pairs, a multi-core controller, a PCIe
 link with one lane set per direction, a write cache with or without power-loss
-protection, and the flash back end of the SATA SSD (``ssd.flash_state``,
-``ssd_kernels``: one flash model, two front ends).
+protection, and the flash back end of the SATA SSD (``drive.flash_state``,
+``kernels``: one flash model, two front ends).
 
 Modelled, per command (reservations in command arrival order, integer ns):
 
@@ -21,7 +21,7 @@ Modelled, per command (reservations in command arrival order, integer ns):
   (busy intervals with back-filling, as the flash channels). Payload bandwidth is
   the line rate times ``pcie_max_payload_bytes / (pcie_max_payload_bytes +
   pcie_tlp_overhead_bytes)`` (TLP header, framing, LCRC, sequence number).
-- Flash (``ssd_kernels``): channels x dies, tR / tPROG / tBERS, the channel rate,
+- Flash (``kernels``): channels x dies, tR / tPROG / tBERS, the channel rate,
   the page-mapped FTL with greedy GC and over-provisioning, preconditioning - the
   same code and the same field names as ``SSDConfig``.
 - Write cache (``write_cache``, the NVMe Volatile Write Cache feature): a write
@@ -51,12 +51,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import at_least
-from ..sim import Simulator
-from . import ssd_kernels as K
-from .base import Device
-from .request import DISCARD, FLUSH, READ, IORequest
-from .ssd import FlashGeometry, _us, check_flash, flash_state, flush_durable
+from ...checks import at_least
+from ...sim import Simulator
+from . import kernels as K
+from ..base import Device
+from ..request import DISCARD, FLUSH, READ, IORequest
+from .drive import FlashGeometry, _us, check_flash, flash_state, flush_durable
 
 # GT/s per lane and encoding efficiency, by PCIe generation
 PCIE_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
@@ -67,7 +67,7 @@ PCIE_ENCODING = {1: 8 / 10, 2: 8 / 10, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130}
 class NVMeConfig(FlashGeometry):
     """An NVMe SSD. The flash fields (``capacity_bytes`` .. ``precondition_seed``) mean
     what they mean in ``SSDConfig``; the defaults are a mid-range datacenter TLC drive
-    only so that a bare ``type: nvme`` runs - the presets (``nvme_presets``) are the
+    only so that a bare ``type: nvme`` runs - the presets (``presets``) are the
     drives with data sheets.
 
     Front end: ``nr_queues``, ``queue_depth`` (entries per I/O queue),

@@ -18,7 +18,7 @@ which data-sheet figures are inputs and which are predictions of the model):
   two planes, 32 KiB, also meets every figure it moves): one tR brings four 4 KiB
   units into the die's registers, so data laid out in order (``precondition:
   sequential``) reads several units per tR, and GC copies of one page share a sense
-  (the simulated write path places unit by unit: ``ssd_kernels.choose_die``). Chosen
+  (the simulated write path places unit by unit: ``kernels.choose_die``). Chosen
   with the P4500 sequential read and the S4510 sequential latency in view (the
   README's Calibrations table).
 - Modelled capacity: the FTL keeps per-page state (8 bytes per 4 KiB), so a 1 TB
@@ -32,7 +32,7 @@ Assumed values are marked; none is tuned to a predicted figure.
 from __future__ import annotations
 
 from .nvme import NVMeConfig
-from .ssd import SSDConfig
+from .drive import SSDConfig
 
 GIB = 2**30
 

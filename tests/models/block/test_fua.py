@@ -92,7 +92,7 @@ def test_queue_fua_follows_the_drive_unless_set():
     """``queue/fua``: a SATA drive (behind libata) has none, a SAS one has it;
     ``block.fua=true`` is ``libata.fua=1``."""
     from models.device.hdd import HDD
-    from models.device.hdd_datasheet import constellation_es3
+    from models.device.hdd.datasheet import constellation_es3
 
     sim = Simulator()
     sata = HDD(sim, "sda", constellation_es3(interface="sata", write_cache=True))

@@ -266,8 +266,8 @@ def test_completion_cost_is_paid_on_the_submitting_threads_core(nr_cpus, expecte
 
 def _nvme_randread_iops(threads):
     """``threads`` closed-loop readers at QD1 on a 4-queue drive behind ``none``."""
-    from models.device.nvme import NVMe
-    from models.device.nvme_presets import samsung_970_evo_plus_1tb
+    from models.device.ssd.nvme import NVMe
+    from models.device.ssd.presets import samsung_970_evo_plus_1tb
 
     sim = Simulator()
     dev = NVMe(sim, "nvme0", samsung_970_evo_plus_1tb(nr_queues=4), np.random.default_rng(0))

@@ -8,8 +8,8 @@ overhead 0.1 ms, read hit overhead 0.01 ms, 64-sector segments.
 import dataclasses
 
 from models.device.hdd import HDD
-from models.device.hdd_cache import ra_stop
-from models.device.hdd_mech import build_state
+from models.device.hdd.cache import ra_stop
+from models.device.hdd.mech import build_state
 from models.device.request import READ, IORequest
 from models.sim import Simulator
 

@@ -1,4 +1,4 @@
-"""The HDD data-sheet builder (models/device/hdd_datasheet.py): the zone table and
+"""The HDD data-sheet builder (models/device/hdd/datasheet.py): the zone table and
 seek points it derives, the presets it builds, and the figures of each sheet that were
 not inputs (README "Data-sheet presets")."""
 import dataclasses
@@ -6,9 +6,9 @@ import dataclasses
 import pytest
 
 from models.device.hdd import HDD, default_15k_sas
-from models.device.hdd_datasheet import (CHEETAH_15K7, CONSTELLATION_ES3, SAVVIO_10K4,
+from models.device.hdd.datasheet import (CHEETAH_15K7, CONSTELLATION_ES3, SAVVIO_10K4,
                                          HDDDataSheet, hdd_from_datasheet)
-from models.device.hdd_mech import build_state
+from models.device.hdd.mech import build_state
 from models.sim import Simulator
 
 from .jobs import run_job

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from models.device.hdd import HDDConfig, HDDZone
-from models.device.hdd_mech import build_state, locate, track_run, track_span, xfer
+from models.device.hdd.mech import build_state, locate, track_run, track_span, xfer
 
 
 def drive(surface_order="forward", **zone):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from models.device.hdd import HDDConfig, HDDZone, default_15k_sas
-from models.device.hdd_mech import (O_Q, Q_ANG, Q_CAND, Q_CYL, Q_HEAD, Q_HIT0, Q_NS, Q_OP,
+from models.device.hdd.mech import (O_Q, Q_ANG, Q_CAND, Q_CYL, Q_HEAD, Q_HIT0, Q_NS, Q_OP,
                                     Q_SEQ, QCOLS,
                                     build_state, locate, reach, seek_table_ns, sptf_pick,
                                     xfer)
@@ -132,7 +132,7 @@ def test_config_errors_name_the_key():
 def test_write_cache_bytes_is_at_most_the_drives_buffer():
     """The dirty data waits in the buffer: ``cache_segments`` x ``cache_segment_bytes``
     bounds it (DiskSim's write segments are some of the buffer's segments)."""
-    from models.device.hdd_datasheet import constellation_es3
+    from models.device.hdd.datasheet import constellation_es3
 
     cfg = constellation_es3()                    # 4 TB, a 128 MB buffer
     buffer = cfg.cache_segments * cfg.cache_segment_bytes

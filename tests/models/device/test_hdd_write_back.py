@@ -6,8 +6,8 @@ crosses track switches at the sheet's sustained rate, as a read does, and with t
 write cache off a queue of sequential writes streams (``combine_seq_writes``) where
 one write at a time loses a revolution each."""
 from models.device.hdd import HDD
-from models.device.hdd_datasheet import CHEETAH_15K7, CONSTELLATION_ES3, hdd_from_datasheet
-from models.device.hdd_mech import build_state, xfer
+from models.device.hdd.datasheet import CHEETAH_15K7, CONSTELLATION_ES3, hdd_from_datasheet
+from models.device.hdd.mech import build_state, xfer
 from models.device.request import FLUSH, WRITE, IORequest
 from models.sim import Simulator
 

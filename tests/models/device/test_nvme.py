@@ -1,11 +1,11 @@
-"""The NVMe SSD (models/device/nvme.py): the PCIe link, the controller cores, FLUSH and
+"""The NVMe SSD (models/device/ssd/nvme.py): the PCIe link, the controller cores, FLUSH and
 FUA with and without power-loss protection, and the shared flash back end."""
 import dataclasses
 
 import numpy as np
 import pytest
 
-from models.device.nvme import NVMe, NVMeConfig
+from models.device.ssd.nvme import NVMe, NVMeConfig
 from models.device.request import FLUSH, READ, WRITE, IORequest
 from models.sim import Simulator
 from tests.models.fs.helpers import CacheDevice, run_thread, stack

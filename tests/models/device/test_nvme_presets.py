@@ -1,5 +1,5 @@
 """Each flash preset against the figures of its data sheet that were NOT inputs
-(models/device/nvme_presets.py says which were), by fio-style runs on a fresh
+(models/device/ssd/presets.py says which were), by fio-style runs on a fresh
 instance of the drive: 4 KiB random at QD1 and QD128 (the sheets' 4 workers x QD32;
 QD32 on the SATA drive, NCQ's limit), 128 KiB sequential at QD32, and Intel's
 "sequential latency" (4 KiB sequential at QD1). Within 25 % (the README's "Data-sheet
@@ -10,8 +10,8 @@ missing mechanism."""
 import numpy as np
 import pytest
 
-from models.device import nvme_presets as P
-from models.device.nvme import NVMe, NVMeConfig
+from models.device.ssd import presets as P
+from models.device.ssd.nvme import NVMe, NVMeConfig
 from models.device.ssd import SSD
 from models.sim import Simulator
 

@@ -8,7 +8,7 @@ import pytest
 
 from models.device.hdd import HDD, default_15k_sas
 from models.device.raid import RAID, RAIDConfig
-from models.device.raid_cache import DirtyExtents
+from models.device.raid.cache import DirtyExtents
 from models.device.request import FLUSH, READ, WRITE, IORequest
 from models.sim import Simulator
 from tests.models.fakes import FixedDevice

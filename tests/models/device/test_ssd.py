@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from models.device import ssd_kernels as K
+from models.device.ssd import kernels as K
 from models.device.request import DISCARD, FLUSH, READ, WRITE, IORequest
 from models.device.ssd import SSD, SSDConfig
-from models.device.ssd_ftl import FTLState, precondition
+from models.device.ssd.ftl import FTLState, precondition
 from models.sim import Simulator
 
 from .jobs import run_job

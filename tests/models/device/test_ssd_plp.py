@@ -1,4 +1,4 @@
-"""Power-loss protection on the SATA SSD (models/device/ssd.py,
+"""Power-loss protection on the SATA SSD (models/device/ssd/drive.py,
 ``power_loss_protection``): the buffer is durable, so FLUSH CACHE costs its command
 time, FUA writes complete in the buffer and ``volatile_bytes()`` is 0 - as the NVMe
 model does it. The Intel D3-S4510 preset has it, the X25-E (the default) not."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.device import nvme_presets as P
+from models.device.ssd import presets as P
 from models.device.request import FLUSH, READ, WRITE, IORequest
 from models.device.ssd import SSD, SSDConfig
 from models.sim import Simulator

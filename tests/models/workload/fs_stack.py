@@ -23,7 +23,7 @@ def run_workload(sim, wl, limit_s=600):
 
 class BBUController:
     """Stand-in for a RAID controller with a battery-backed write cache (until
-    models/device/raid.py lands): a write completes after ``overhead_us`` plus its
+    models/device/raid/controller.py lands): a write completes after ``overhead_us`` plus its
     transfer at ``host_mb_s``, unless the cache (``cache_mb``) is full, in which case
     it waits for the destage, which drains at ``destage_mb_s``. Reads cost the same
     plus ``read_ms`` (a disk access). FLUSH costs ``overhead_us`` (nothing volatile)."""

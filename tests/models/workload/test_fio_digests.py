@@ -12,11 +12,11 @@ and deadline, write cache on and off, ramps, reaping, ``run(until_ns)``, several
 drives in one simulation); the RAID cases were recorded on the commit after it (the
 event path unchanged). The SSD cases (and ``several_drives_with_a_sampler``, which
 has one) were re-recorded when the flash state's packed buffers gained the NAND-page
-header field and the per-die page-register array (``ssd_kernels.G_UPP``,
+header field and the per-die page-register array (``ssd.kernels.G_UPP``,
 ``sensed``): the bytes of the buffers moved, the results did not - every case's
 digest with the packed state decoded to its named arrays, the new ones left out, is
 the same before and after. They were re-recorded again when the drive gained read
-priority (``ssd_kernels``: ``bnd``, ``rd_end``, ``rd_page``, ``w_end``): with
+priority (``ssd.kernels``: ``bnd``, ``rd_end``, ``rd_page``, ``w_end``): with
 ``read_priority`` off every SSD result but the packed state was identical; with it on
 (the default) the three cases that mix reads with writes moved. The HDD cases with the
 drive's write cache on and ``randrw_qd4_nowce`` / ``raid10_randrw_128k_qd8_write_back``
