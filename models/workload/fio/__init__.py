@@ -29,10 +29,13 @@ not time based stops after ``loops`` x ``io_size`` bytes (``size`` by default).
 
 Latencies, as fio times them: an asynchronous engine's I/O is issued when its
 ``io_submit`` returns - at once unless the call sleeps for a request (``nr_requests``,
-blk-mq tags), then when every bio of the call is queued; its ``slat`` is that sleep
-(``FioJob.slat``: the ones that are not 0), its ``clat`` (``FioJob.lat``) runs from the
-issue to the completion (0 if it completed while the call slept: fio reaps it after
-the call). A synchronous engine's call has no slat: its sleep is in its clat.
+blk-mq tags), then when every bio of the call is queued - or, for an O_SYNC write on
+2.6.32-3.10, once the FLUSH the call sends after it has completed; its ``slat`` is
+that wait (``FioJob.slat``: the ones that are not 0), its ``clat`` (``FioJob.lat``)
+runs from the issue to the completion (0 if it completed while the call waited: fio
+reaps it after the call). A synchronous engine's call has no slat: its wait is in
+its clat. Deliberately not modelled: other I/Os that complete while a call waits are
+timed at their completion, not when the thread reaps them after the call.
 
 Also modelled, as fio documents them:
 

@@ -54,6 +54,7 @@ class _Job:
         self.flush_after_write = dsync and sync_engine    # generic_write_sync's FLUSH
         self.flush_at_submit = dsync and mode == "flush" and not sync_engine
         self.end_sync = cfg.end_fsyncs
+        self._submit = fio.queue.submit
 
     def exhausted(self) -> bool:
         """Has the job issued all it issues (``number_ios``, or its passes over the
@@ -68,7 +69,7 @@ class _Job:
             return
         self.reaped = 0
         iodepth, batch, limit = self.iodepth, self.batch, self.limit
-        submit, draw, start = fio.queue.submit, self._draw, self.region_start
+        submit, draw, start = self._submit, self._draw, self.region_start
         blimit = self.byte_limit
         fua_op = self.fua_op
         if batch == 1:      # one bio per io_submit: no list, no plug
@@ -132,15 +133,25 @@ class _Job:
 
     def _unblocked(self, _value) -> None:
         self.blocked = False
-        if self.call:
-            now = self.fio.sim.now_ns
-            for b in self.call:
-                b.tag = now
-            self.call = ()
-            for b in self.early:        # reaped once the call has returned: clat 0
-                self._count_issued(b, now)
-            self.early = []
+        if self.call and not self.in_sync_call():
+            self.call_returned()
         self.refill()
+
+    def in_sync_call(self) -> bool:
+        """Is the job inside an O_SYNC write's ``io_submit`` that waits for its FLUSH
+        (``_PacedJob``)?"""
+        return False
+
+    def call_returned(self) -> None:
+        """The ``io_submit`` whose bios are ``call`` returns now: they are issued now;
+        those that completed meanwhile are counted (clat 0)."""
+        now = self.fio.sim.now_ns
+        for b in self.call:
+            b.tag = now
+        self.call = ()
+        for b in self.early:        # reaped once the call has returned: clat 0
+            self._count_issued(b, now)
+        self.early = []
 
     def _count_issued(self, bio: IORequest, issued: int) -> None:
         """Count a bio whose ``io_submit`` slept: its clat from the call's return (or 0
@@ -199,6 +210,21 @@ class _PacedJob(_Job):
         self.pace = Pace(self, fio.cfg)
         self.max_depth = self.iodepth
         self._draw = self._paced_draw
+        if self.flush_at_submit:
+            self._submit = self._submit_o_sync
+
+    def _submit_o_sync(self, bio: IORequest, plug: bool = False):
+        """2.6.32-3.10: an O_SYNC write's ``io_submit`` queues the write, then
+        ``generic_write_sync`` sends a FLUSH and waits for it (``Pace``), and only then
+        returns: the write is issued then (fio's slat is the wait, its clat runs from the
+        return - 0 if it completed before)."""
+        if bio.op == WRITE:
+            bio.tag = -1
+            self.call = (bio,)
+        return self.fio.queue.submit(bio, plug)
+
+    def in_sync_call(self) -> bool:
+        return self.pace.submit_sync
 
     def refill(self) -> None:
         while True:

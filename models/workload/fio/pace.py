@@ -354,6 +354,7 @@ class Pace:
         job = self.job
         job.in_flight -= 1
         self.submit_sync = self.submit_flushing = False
+        job.call_returned()          # the O_SYNC write's io_submit returns
         job.refill()
         job.end_if_done()
 

@@ -63,13 +63,16 @@ def test_libaio_o_sync_writes_without_fua_share_their_flushes():
 
 def test_libaio_o_sync_write_is_synced_at_submission_up_to_3_10():
     """2.6.32-3.10: ``blkdev_aio_write`` syncs an asynchronous O_SYNC write when it is
-    queued - a FLUSH right behind the write, and the job issues nothing until the FLUSH
-    completes: one write in flight whatever the iodepth; the write's own latency is
-    its own 1 ms."""
+    queued - a FLUSH right behind the write, and ``io_submit`` returns once the FLUSH
+    completes: one write in flight whatever the iodepth. fio issues the write when the
+    call returns: the wait (write 1 ms + FLUSH 1 ms) is its slat, and its clat is 0 -
+    it completed inside the call."""
     res, log = _run("hdd", "flush", queue_depth=4, iodepth=8)
     assert _ops(log) == ["W", "F"] * 3
     assert res["write_iops"] == pytest.approx(500, rel=0.01)
-    assert res["write_clat_mean_ms"] == pytest.approx(1.0, rel=0.01)
+    assert res["write_clat_mean_ms"] == 0.0
+    assert res["write_slat_mean_ms"] == pytest.approx(2.0, rel=1e-6)
+    assert res["write_slat_max_ms"] == pytest.approx(2.0, rel=1e-6)
 
 
 def test_reads_of_a_mixed_job_go_on_until_a_write_is_synced():
