@@ -34,8 +34,11 @@ blk-mq tags), then when every bio of the call is queued - or, for an O_SYNC writ
 that wait (``FioJob.slat``: the ones that are not 0), its ``clat`` (``FioJob.lat``)
 runs from the issue to the completion (0 if it completed while the call waited: fio
 reaps it after the call). A synchronous engine's call has no slat: its wait is in
-its clat. Deliberately not modelled: other I/Os that complete while a call waits are
-timed at their completion, not when the thread reaps them after the call.
+its clat. Deliberately not modelled: fio takes a completion's time when it reaps it -
+once its queue is full again (or at the job's end), counting what it has not reaped -,
+so an I/O that completes while the job waits in a call, or submits, is timed later in
+fio than here, where a completion is reaped at once (one of the call itself: when it
+returns).
 
 Also modelled, as fio documents them:
 
