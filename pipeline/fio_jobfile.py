@@ -90,6 +90,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "bssplit": ("str", "bssplit"),
     "iodepth": ("int", "iodepth"), "numjobs": ("int", "numjobs"),
     "size": ("str", "size"), "offset": ("str", "offset"),
+    "offset_increment": ("str", "offset_increment"),
     "rwmixread": ("int", "rwmixread"), "rwmixwrite": ("int", "rwmixwrite"),
     "ioengine": ("engine", "ioengine"),
     "direct": ("bool", "direct"), "buffered": ("bool", "buffered"),

@@ -10,7 +10,8 @@ Modelled, per command in arrival order (integer ns):
   that one's unit is merged into it (EBS merges physically sequential small I/Os up
   to the maximum I/O size) and costs no further operation. The ends of the last
   ``merge_streams`` runs are followed, so interleaved sequential streams (fio's
-  ``numjobs``, each job its own region) merge as one stream does. Merging concerns
+  ``numjobs`` with ``offset_increment``, each job its own region) merge as one stream
+  does. Merging concerns
   the operation count only.
 - Caps: the volume admits operations at most at its IOPS cap and bytes at most at
   its throughput cap (each a virtual-time spacing; I/Os are admitted in arrival

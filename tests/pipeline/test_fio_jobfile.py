@@ -283,3 +283,13 @@ def test_startdelay_is_read_as_fio_reads_a_time(tmp_path):
                    "startdelay=250ms\n")
     e = expand({"type": "fio", "jobfile": str(job)})
     assert [j.get("startdelay_s", 0.0) for j in e["jobs"]] == [0.0, 0.25]
+
+
+def test_offset_increment_is_read_as_fio_writes_it(tmp_path):
+    """``numjobs`` clones share the region unless ``offset_increment`` moves them
+    (``models.workload.fio``): the option goes through as written."""
+    job = tmp_path / "inc.fio"
+    job.write_text("[global]\ndirect=1\nnumjobs=4\nsize=10g\n[a]\nrw=randread\n"
+                   "offset_increment=10g\n")
+    e = expand({"type": "fio", "jobfile": str(job)})
+    assert (e["numjobs"], e["size"], e["offset_increment"]) == (4, "10g", "10g")

@@ -7,9 +7,11 @@ randread | randwrite | randrw | readwrite, or ``rw`` (fio's alias of readwrite;
 ``fio.offsets``; fio's
 trim modes are refused as not modelled),
 ``bs`` (``r[,w]``), ``bsrange``, ``bssplit`` (each I/O's size:
-``fio.bs``), ``iodepth``, ``numjobs`` (each job its own region of ``size`` bytes starting at
-``offset`` + job * ``size``; ``size`` and ``offset`` as fio writes them, ``4k``, ``1g``
-or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
+``fio.bs``), ``iodepth``, ``numjobs`` (clones of the job, each on the region of ``size``
+bytes starting at ``offset`` + clone * ``offset_increment`` - the same region for all
+unless ``offset_increment`` is set, as fio's clones on one device
+(``get_start_offset``); ``size``, ``offset`` and ``offset_increment`` as fio writes
+them, ``4k``, ``1g`` or a percentage of the device, ``20%``), ``ioengine`` = libaio | io_uring (asynchronous,
 ``iodepth`` in flight) | sync | psync (one synchronous I/O at a time: iodepth 1),
 ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
 block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped

@@ -7,8 +7,9 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - Files: each of the ``numjobs`` jobs has its own file (fio's ``<jobname>.<job>.0``)
   of ``offset`` + ``size`` bytes on the filesystem, laid out before the run and not
   cached (fio lays the file out, then ``invalidate=1`` drops its pages); the job's
-  I/O goes to ``[offset, offset + size)`` of its file. A percentage size or offset is
-  of the filesystem's device.
+  I/O goes to ``[offset, offset + size)`` of its file (job j's starts ``j`` x
+  ``offset_increment`` further, and its file is that much longer). A percentage
+  size, offset or offset_increment is of the filesystem's device.
 - Reads: ``pread`` through the page cache - a cached page is copied, a missing one
   read from the device (with the kernel's sequential read-ahead); the page cache's
   ``memory_bytes`` holds what it can, least recently used pages evicted first.
@@ -64,20 +65,23 @@ class FioBufferedJob(FioGroup):
             raise ValueError("direct: a buffered fio job is direct=0 (buffered=1)")
         capacity = fs.queue.device.capacity_bytes
         self.offset_bytes, self.size_bytes = cfg.region(capacity)
-        file_bytes = self.offset_bytes + self.size_bytes
-        if cfg.numjobs * file_bytes > capacity:
-            raise ValueError(f"size: numjobs x (offset + size) ({cfg.numjobs * file_bytes} "
+        self.increment_bytes = cfg.increment(capacity)
+        file_bytes = [self.offset_bytes + j * self.increment_bytes + self.size_bytes
+                      for j in range(cfg.numjobs)]
+        total = sum(file_bytes)
+        if total > capacity:
+            raise ValueError(f"size: numjobs x (offset + size) ({total} "
                              f"bytes) exceeds the filesystem's device {fs.queue.device.name!r} "
                              f"({capacity} bytes)")
-        pages = cfg.numjobs * -(-file_bytes // PAGE_BYTES)
+        pages = sum(-(-b // PAGE_BYTES) for b in file_bytes)
         if pages > MAX_PAGES:
-            raise ValueError(f"size: numjobs x (offset + size) ({cfg.numjobs * file_bytes} bytes) "
+            raise ValueError(f"size: numjobs x (offset + size) ({total} bytes) "
                              f"is {pages} pages of page-cache state "
                              f"({pages * STATE_BYTES_PER_PAGE / 2**30:.1f} GiB); the model holds "
                              f"at most {MAX_PAGES} pages ({MAX_PAGES * PAGE_BYTES >> 30} GiB of "
                              f"files): give a smaller size, or direct=1")
         self.sim, self.cfg, self.fs, self.queue = sim, cfg, fs, fs.queue
-        self.files = [fs.create(f"{jobname}.{j}.0", file_bytes, "zero_fill")
+        self.files = [fs.create(f"{jobname}.{j}.0", file_bytes[j], "zero_fill")
                       for j in range(cfg.numjobs)]
         seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs)
         self.rngs = [np.random.default_rng(s) for s in seeds]
@@ -119,7 +123,7 @@ class FioBufferedJob(FioGroup):
 
     def _job(self, j: int, f, offsets: Offsets):
         cfg, fs, sim = self.cfg, self.fs, self.sim
-        start = self.offset_bytes
+        start = self.offset_bytes + j * self.increment_bytes
         rate = (RateCap(cfg, sim.now_ns, self.measure_from_ns, self.rngs[j])
                 if any(rate_ns_per_io(cfg))
                 else None)

@@ -33,6 +33,7 @@ class FioConfig:
     numjobs: int = 1
     size: str = "1g"
     offset: str = "0"
+    offset_increment: str = "0"
     rwmixread: int = 50
     ioengine: str = "libaio"
     direct: bool = True
@@ -102,6 +103,14 @@ class FioConfig:
                 raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
         elif parse_size(self.offset, "offset") % 512:
             raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
+        inc_pct = size_percent(self.offset_increment, "offset_increment")
+        if inc_pct is not None:
+            if not 0 <= inc_pct < 100:
+                raise ValueError(f"offset_increment: a percentage must be in [0, 100), got "
+                                 f"{self.offset_increment!r}")
+        elif parse_size(self.offset_increment, "offset_increment") % 512:
+            raise ValueError(f"offset_increment: must be a multiple of 512 bytes, got "
+                             f"{self.offset_increment!r}")
         at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
@@ -193,3 +202,12 @@ class FioConfig:
             raise ValueError(f"size: {self.size} of the device beyond offset {offset} holds no "
                              f"block of {bs} bytes")
         return offset, size
+
+    def increment(self, capacity_bytes: int) -> int:
+        """``offset_increment`` in bytes: how far each clone's region starts after the
+        one before (fio's ``get_start_offset``: a percentage is of the device, aligned
+        down to the smallest block size)."""
+        pct = size_percent(self.offset_increment, "offset_increment")
+        if pct is None:
+            return parse_size(self.offset_increment, "offset_increment")
+        return int(capacity_bytes * pct / 100) // self.bs_bytes * self.bs_bytes

@@ -26,7 +26,7 @@ class _Job:
         self.fio = fio
         self.index = index
         self.rng = rng
-        self.region_start = fio.offset_bytes + index * fio.size_bytes
+        self.region_start = fio.offset_bytes + index * fio.increment_bytes
         self.offsets = Offsets(cfg, fio.size_bytes, rng)
         self._draw = self.offsets.next
         sync_engine = cfg.ioengine in SYNC_ENGINES
@@ -274,11 +274,13 @@ class FioJob(FioGroup):
         if not cfg.direct:
             raise ValueError("direct: the block-device fio job is direct=1 (buffered=0); "
                              "direct=0 runs on a filesystem (models.workload.fio.buffered)")
-        self.offset_bytes, self.size_bytes = cfg.region(queue.device.capacity_bytes)
-        end = self.offset_bytes + cfg.numjobs * self.size_bytes
-        if end > queue.device.capacity_bytes:
-            raise ValueError(f"size: numjobs x size + offset ({end} bytes) exceeds device "
-                             f"{queue.device.name!r} ({queue.device.capacity_bytes} bytes)")
+        capacity = queue.device.capacity_bytes
+        self.offset_bytes, self.size_bytes = cfg.region(capacity)
+        self.increment_bytes = cfg.increment(capacity)
+        end = self.offset_bytes + (cfg.numjobs - 1) * self.increment_bytes + self.size_bytes
+        if end > capacity:
+            raise ValueError(f"size: offset + (numjobs - 1) x offset_increment + size ({end} "
+                             f"bytes) exceeds device {queue.device.name!r} ({capacity} bytes)")
         self.sim = sim
         self.cfg = cfg
         self.queue = queue
