@@ -48,7 +48,13 @@ HOWTO):
   ``group_reporting``, ``thread``, ``randrepeat``, ``norandommap``, ``invalidate``,
   ``exitall``, ``percentile_list`` (the JSON carries fio's default list),
   ``disable_slat``, ``write_iolog``, ``write_bw_log``, ``write_lat_log``,
-  ``write_iops_log``, ``log_avg_msec``.
+  ``write_iops_log``, ``log_avg_msec``; what the buffers hold (``refill_buffers``,
+  ``zero_buffers``, ``scramble_buffers``, ``buffer_compress_percentage`` / ``_chunk``,
+  ``buffer_pattern``, ``dedupe_percentage``: no simulated device compresses or
+  deduplicates); ``gtod_reduce`` (fio still reports the latencies here),
+  ``allow_mounted_write``; ``iodepth_batch_complete_max`` (every completion is reaped
+  as it comes); ``thinktime_spin`` (part of the think time: the job issues nothing
+  either way).
 
 Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments (to the
 end of the line, as fio strips them), one or more job sections besides ``[global]``.
@@ -81,7 +87,16 @@ _FALSE = {"0", "false", "no", "off"}
 IGNORED = ("name", "description", "group_reporting", "new_group", "stonewall", "thread",
            "randrepeat", "norandommap", "invalidate", "exitall", "percentile_list",
            "disable_slat", "write_iolog", "write_bw_log", "write_lat_log", "write_iops_log",
-           "log_avg_msec", "clat_percentiles", "lat_percentiles", "slat_percentiles")
+           "log_avg_msec", "clat_percentiles", "lat_percentiles", "slat_percentiles",
+           # what the buffers hold: no simulated device compresses or deduplicates
+           "refill_buffers", "zero_buffers", "scramble_buffers", "buffer_compress_percentage",
+           "buffer_compress_chunk", "buffer_pattern", "dedupe_percentage",
+           # what fio times, not what the device does
+           "gtod_reduce", "allow_mounted_write",
+           # completions are reaped as they come (any max reaps them all)
+           "iodepth_batch_complete_max",
+           # the job issues nothing while it spins, as while it sleeps
+           "thinktime_spin")
 # fio name -> (kind, target): how the value is read and where it goes
 OPTIONS: dict[str, tuple[str, str]] = {
     "rw": ("str", "rw"), "readwrite": ("str", "rw"),

@@ -293,3 +293,20 @@ def test_offset_increment_is_read_as_fio_writes_it(tmp_path):
                    "offset_increment=10g\n")
     e = expand({"type": "fio", "jobfile": str(job)})
     assert (e["numjobs"], e["size"], e["offset_increment"]) == (4, "10g", "10g")
+
+
+def test_options_without_effect_in_the_simulation_are_accepted_and_change_nothing(tmp_path):
+    """A cloud provider's benchmark job file (buffer contents, time-keeping, reaping
+    options): read as the same workload as without them."""
+    base = "[global]\ndirect=1\nioengine=libaio\nbs=4k\niodepth=64\nnumjobs=4\ntime_based=1\n" \
+           "runtime=10s\nsize=1g\n[rr]\nrw=randread\n"
+    extra = "gtod_reduce=1\nrefill_buffers\nnorandommap\nrandrepeat=0\ngroup_reporting\n" \
+            "iodepth_batch_complete_max=64\nbuffer_compress_percentage=50\nzero_buffers=0\n" \
+            "allow_mounted_write=1\nthinktime_spin=0\n"
+    (tmp_path / "a.fio").write_text(base)
+    (tmp_path / "b.fio").write_text(base + extra)
+    a = expand({"type": "fio", "jobfile": str(tmp_path / "a.fio")})
+    b = expand({"type": "fio", "jobfile": str(tmp_path / "b.fio")})
+    a.pop("jobfile"), b.pop("jobfile")
+    a.pop("jobfile_sha256", None), b.pop("jobfile_sha256", None)
+    assert a == b
