@@ -113,6 +113,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "iodepth_batch": ("int", "iodepth_batch_submit"),
     "iodepth_batch_complete_min": ("int", "iodepth_batch_complete_min"),
     "iodepth_batch_complete": ("int", "iodepth_batch_complete_min"),
+    "iodepth_low": ("int", "iodepth_low"),
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "startdelay": ("time_s", "startdelay_s"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
@@ -340,8 +341,9 @@ def _fio_keys(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k in OPTIONS and k not in _OWN_FIELDS}
 
 
-_OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset", "rwmixread", "ioengine",
-               "direct", "iodepth_batch_submit", "iodepth_batch_complete_min", "time_based",
+_OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset",
+               "offset_increment", "rwmixread", "ioengine", "direct", "iodepth_batch_submit",
+               "iodepth_batch_complete_min", "iodepth_low", "time_based",
                "number_ios", "io_size", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
                "rate_min", "rate_process", "random_distribution", "rw_sequencer",
                "percentage_random",

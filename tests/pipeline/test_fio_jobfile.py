@@ -310,3 +310,9 @@ def test_options_without_effect_in_the_simulation_are_accepted_and_change_nothin
     a.pop("jobfile"), b.pop("jobfile")
     a.pop("jobfile_sha256", None), b.pop("jobfile_sha256", None)
     assert a == b
+
+
+def test_iodepth_low_is_read_as_fio_writes_it(tmp_path):
+    job = tmp_path / "low.fio"
+    job.write_text("[global]\ndirect=1\niodepth=32\n[a]\nrw=randread\niodepth_low=16\n")
+    assert expand({"type": "fio", "jobfile": str(job)})["iodepth_low"] == 16

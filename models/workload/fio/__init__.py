@@ -15,7 +15,9 @@ them, ``4k``, ``1g`` or a percentage of the device, ``20%``), ``ioengine`` = lib
 ``iodepth`` in flight) | sync | psync (one synchronous I/O at a time: iodepth 1),
 ``iodepth_batch_submit`` (I/Os per ``io_submit()``; submitted under a plug so the
 block layer can merge them), ``iodepth_batch_complete_min`` (completions reaped
-before refilling), ``ramp_time_s`` (lead-in: statistics start after it), ``runtime_s``
+before refilling), ``iodepth_low`` (fio's low water mark: a full queue is refilled
+once it has drained to it - backend.c ``wait_for_completions``; 0, fio's default, is
+``iodepth``: refilled at every reap), ``ramp_time_s`` (lead-in: statistics start after it), ``runtime_s``
 (counted from the ramp's end, as fio's: a job runs ramp + runtime; at its end the job
 issues nothing more, and the I/Os it has in flight complete and count - fio's ``do_io``
 reaps them, and the job's measured time runs to the last), ``startdelay_s``

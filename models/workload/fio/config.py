@@ -39,6 +39,7 @@ class FioConfig:
     direct: bool = True
     iodepth_batch_submit: int = 1
     iodepth_batch_complete_min: int = 1
+    iodepth_low: int = 0
     runtime_s: float = 10.0
     ramp_time_s: float = 0.0
     startdelay_s: float = 0.0
@@ -114,6 +115,7 @@ class FioConfig:
         at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
+        at_least(self, 0, "iodepth_low")
         if self.iodepth_batch_complete_min > self.iodepth:
             raise ValueError(f"iodepth_batch_complete_min: must be <= iodepth ({self.iodepth})")
         if not 0 <= self.rwmixread <= 100:

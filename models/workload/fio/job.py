@@ -33,6 +33,10 @@ class _Job:
         self.iodepth = 1 if sync_engine else cfg.iodepth
         self.batch = 1 if sync_engine else cfg.iodepth_batch_submit
         self.complete_min = 1 if sync_engine else cfg.iodepth_batch_complete_min
+        # fio's low water mark: a full queue is refilled once it has drained to it
+        # (init.c: 0 or above iodepth is iodepth - refilled at every reap)
+        low = cfg.iodepth_low
+        self.low = self.iodepth if not low or low > self.iodepth else low
         self.in_flight = 0
         # an asynchronous engine's io_submit that sleeps (no request free) delays its
         # I/Os' issue time: fio's slat (a synchronous engine's sleep is in its call, clat)
@@ -175,7 +179,7 @@ class _Job:
             else:
                 self._count_issued(bio, issued)
             fio.bytes_done[op] += bio.size_bytes
-        if self.reaped >= self.complete_min or self.in_flight == 0:
+        if (self.reaped >= self.complete_min and self.in_flight <= self.low) or not self.in_flight:
             self.refill()
         if not self.in_flight:
             self.end_if_done()
