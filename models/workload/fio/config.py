@@ -84,7 +84,6 @@ class FioConfig:
             raise ValueError(f"rw: a holed sequential pass ({self.rw!r}) with sizes that "
                              f"vary (bs per direction, bsrange, bssplit) is not modelled")
         size_pct = size_percent(self.size, "size")
-        offset_pct = size_percent(self.offset, "offset")
         if size_pct is not None:
             if not 0 < size_pct <= 100:
                 raise ValueError(f"size: a percentage must be in (0, 100], got {self.size!r}")
@@ -99,19 +98,14 @@ class FioConfig:
             elif parse_size(self.io_size, "io_size") < bs:
                 raise ValueError(f"io_size: must be at least the smallest block size ({bs} "
                                  f"bytes), got {self.io_size!r}")
-        if offset_pct is not None:
-            if not 0 <= offset_pct < 100:
-                raise ValueError(f"offset: a percentage must be in [0, 100), got {self.offset!r}")
-        elif parse_size(self.offset, "offset") % 512:
-            raise ValueError(f"offset: must be a multiple of 512 bytes, got {self.offset!r}")
-        inc_pct = size_percent(self.offset_increment, "offset_increment")
-        if inc_pct is not None:
-            if not 0 <= inc_pct < 100:
-                raise ValueError(f"offset_increment: a percentage must be in [0, 100), got "
-                                 f"{self.offset_increment!r}")
-        elif parse_size(self.offset_increment, "offset_increment") % 512:
-            raise ValueError(f"offset_increment: must be a multiple of 512 bytes, got "
-                             f"{self.offset_increment!r}")
+        for name in ("offset", "offset_increment"):
+            value = getattr(self, name)
+            pct = size_percent(value, name)
+            if pct is not None:
+                if not 0 <= pct < 100:
+                    raise ValueError(f"{name}: a percentage must be in [0, 100), got {value!r}")
+            elif parse_size(value, name) % 512:
+                raise ValueError(f"{name}: must be a multiple of 512 bytes, got {value!r}")
         at_least(self, 1, "iodepth", "numjobs", "iodepth_batch_submit", "iodepth_batch_complete_min")
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
