@@ -54,7 +54,8 @@ HOWTO):
   deduplicates); ``gtod_reduce`` (fio still reports the latencies here),
   ``allow_mounted_write``; ``iodepth_batch_complete_max`` (every completion is reaped
   as it comes); ``thinktime_spin`` (part of the think time: the job issues nothing
-  either way).
+  either way); ``random_generator`` (random blocks are drawn with replacement by any
+  generator, as with ``norandommap``: ``models.workload.fio.offsets``).
 
 Job files: ``key=value`` or a bare ``key`` (a flag), ``;`` and ``#`` comments (to the
 end of the line, as fio strips them), one or more job sections besides ``[global]``.
@@ -96,7 +97,9 @@ IGNORED = ("name", "description", "group_reporting", "new_group", "stonewall", "
            # completions are reaped as they come (any max reaps them all)
            "iodepth_batch_complete_max",
            # the job issues nothing while it spins, as while it sleeps
-           "thinktime_spin")
+           "thinktime_spin",
+           # blocks are drawn with replacement whatever the generator (as norandommap)
+           "random_generator")
 # fio name -> (kind, target): how the value is read and where it goes
 OPTIONS: dict[str, tuple[str, str]] = {
     "rw": ("str", "rw"), "readwrite": ("str", "rw"),

@@ -302,7 +302,7 @@ def test_options_without_effect_in_the_simulation_are_accepted_and_change_nothin
            "runtime=10s\nsize=1g\n[rr]\nrw=randread\n"
     extra = "gtod_reduce=1\nrefill_buffers\nnorandommap\nrandrepeat=0\ngroup_reporting\n" \
             "iodepth_batch_complete_max=64\nbuffer_compress_percentage=50\nzero_buffers=0\n" \
-            "allow_mounted_write=1\nthinktime_spin=0\n"
+            "allow_mounted_write=1\nthinktime_spin=0\nrandom_generator=lfsr\n"
     (tmp_path / "a.fio").write_text(base)
     (tmp_path / "b.fio").write_text(base + extra)
     a = expand({"type": "fio", "jobfile": str(tmp_path / "a.fio")})
