@@ -117,6 +117,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "iodepth_batch_complete_min": ("int", "iodepth_batch_complete_min"),
     "iodepth_batch_complete": ("int", "iodepth_batch_complete_min"),
     "iodepth_low": ("int", "iodepth_low"),
+    "fadvise_hint": ("str", "fadvise_hint"),
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
     "startdelay": ("time_s", "startdelay_s"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
@@ -346,7 +347,7 @@ def _fio_keys(entry: dict) -> dict:
 
 _OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset",
                "offset_increment", "rwmixread", "ioengine", "direct", "iodepth_batch_submit",
-               "iodepth_batch_complete_min", "iodepth_low", "time_based",
+               "iodepth_batch_complete_min", "iodepth_low", "fadvise_hint", "time_based",
                "number_ios", "io_size", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
                "rate_min", "rate_process", "random_distribution", "rw_sequencer",
                "percentage_random",

@@ -73,7 +73,7 @@ import numpy as np
 from ..block import BlockQueue
 from ..device.request import FLUSH, IORequest
 from ..sim import Event, Simulator, all_of
-from .config import (O_DSYNC, O_SYNC, PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
+from .config import (FADVISE, O_DSYNC, O_SYNC, PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
                      SYNC_FILE_RANGE_WAIT_BEFORE, SYNC_FILE_RANGE_WRITE, FsConfig)
 from . import buffered
 from . import direct as direct_io
@@ -213,6 +213,22 @@ class Filesystem:
     def crash_state(self):
         """What a power loss right now would leave on stable media (``durability.py``)."""
         return crash_state(self)
+
+    def fadvise(self, f: File, advice: str) -> None:
+        """``posix_fadvise(fd, ..., advice)`` on the whole file (mm/fadvise.c):
+        ``sequential`` doubles its read-ahead window (``ra_pages = bdi->ra_pages * 2``),
+        ``random`` turns read-ahead off (FMODE_RANDOM: a read reads what it asks for),
+        ``normal`` restores the device's; ``noreuse`` changes nothing here."""
+        if advice not in FADVISE:
+            raise ValueError(f"fadvise: advice must be one of {', '.join(FADVISE)}, "
+                             f"got {advice!r}")
+        ra = self.cache.cfg.read_ahead_kb // 4
+        if advice == "sequential":
+            f.ra_pages = 2 * ra
+        elif advice == "random":
+            f.ra_pages = 0
+        elif advice == "normal":
+            f.ra_pages = None
 
     def drop_caches(self) -> None:
         """``echo 1 > /proc/sys/vm/drop_caches`` for this filesystem's clean pages."""

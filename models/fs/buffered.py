@@ -21,7 +21,11 @@ device works one window ahead of a reader. Each window's missing pages go to the
 block layer as one plugged batch of physically contiguous bios (a 4 KB sequential
 reader issues 128 KB bios at the default 128 KB). A small read elsewhere reads just
 its missing pages and leaves the state alone. ``read_ahead_kb=0``: the missing pages
-of the call, nothing more.
+of the call, nothing more. ``posix_fadvise`` (``Filesystem.fadvise``) sets a file's
+window: SEQUENTIAL twice ``read_ahead_kb``, RANDOM none (the call's missing pages, as
+FMODE_RANDOM's ``force_page_cache_readahead`` of the request; before 2.6.34 RANDOM
+zeroed the window and the kernel read the pages one ``readpage`` at a time - here
+one batch), NORMAL back to ``read_ahead_kb``.
 
 Deliberately not modelled: i_mutex between concurrent writers of one file, the
 ``iov_iter`` fault-in path, mmap; of read-ahead: ``try_context_readahead`` (a
@@ -161,7 +165,7 @@ def read(fs, f: File, off: int, n: int, issuer: int):
         return 0
     p0, p1 = off // P, -(-(off + n) // P)
     f.ensure(f.npages)
-    ra_max = fs.cache.cfg.read_ahead_kb // 4
+    ra_max = fs.cache.cfg.read_ahead_kb // 4 if f.ra_pages is None else f.ra_pages
     marks = f.ra_marks
     i = p0
     while i < p1:

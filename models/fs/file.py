@@ -99,6 +99,9 @@ class File:
         self.ra_async_size = 0
         self.ra_prev_page = -1
         self.ra_marks: set[int] = set()
+        # the window's maximum in pages as posix_fadvise set it (``Filesystem.fadvise``;
+        # None: the device's read_ahead_kb)
+        self.ra_pages: int | None = None
         # range_cyclic writeback (background, kupdate) resumes here
         # (``mapping->writeback_index``)
         self.writeback_index = 0

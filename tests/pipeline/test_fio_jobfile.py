@@ -316,3 +316,9 @@ def test_iodepth_low_is_read_as_fio_writes_it(tmp_path):
     job = tmp_path / "low.fio"
     job.write_text("[global]\ndirect=1\niodepth=32\n[a]\nrw=randread\niodepth_low=16\n")
     assert expand({"type": "fio", "jobfile": str(job)})["iodepth_low"] == 16
+
+
+def test_fadvise_hint_is_read_as_fio_writes_it(tmp_path):
+    job = tmp_path / "fa.fio"
+    job.write_text("[global]\nsize=64m\n[a]\nrw=read\nfadvise_hint=0\n")
+    assert str(expand({"type": "fio", "jobfile": str(job)})["fadvise_hint"]) == "0"

@@ -13,6 +13,9 @@ Modelled, with the options of ``models.workload.fio.FioConfig``:
 - Reads: ``pread`` through the page cache - a cached page is copied, a missing one
   read from the device (with the kernel's sequential read-ahead); the page cache's
   ``memory_bytes`` holds what it can, least recently used pages evicted first.
+  ``fadvise_hint`` (fio's default 1) advises each file as fio opens it: a random
+  mode POSIX_FADV_RANDOM (no read-ahead), any other POSIX_FADV_SEQUENTIAL (read-ahead
+  windows up to twice ``read_ahead_kb``); 0 advises nothing.
 - Writes: ``pwrite`` dirties pages (a partial page not cached is read first); the
   kernel's writeback (``dirty_background_ratio``, ``dirty_expire_centisecs``,
   throttling at ``dirty_ratio``) writes them, not the job.
@@ -83,6 +86,9 @@ class FioBufferedJob(FioGroup):
         self.sim, self.cfg, self.fs, self.queue = sim, cfg, fs, fs.queue
         self.files = [fs.create(f"{jobname}.{j}.0", file_bytes[j], "zero_fill")
                       for j in range(cfg.numjobs)]
+        if cfg.fadvise is not None:         # fio advises each file it opens
+            for f in self.files:
+                fs.fadvise(f, cfg.fadvise)
         seeds = rng.bit_generator.seed_seq.spawn(cfg.numjobs)
         self.rngs = [np.random.default_rng(s) for s in seeds]
         self.lat = {READ: LatencyRecorder(), WRITE: LatencyRecorder()}

@@ -21,6 +21,8 @@ IOENGINES = ("libaio", "io_uring", "psync", "sync")
 SYNC_ENGINES = ("psync", "sync")     # one I/O at a time: iodepth is 1
 # fio's sync= values (options.c, "sync"): the open flag of the job's writes
 SYNC_FLAGS = {"none": 0, "0": 0, "sync": O_SYNC, "1": O_SYNC, "dsync": O_DSYNC}
+# fio's fadvise_hint= values (options.c): none, by the job's pattern, or one advice
+FADVISE_HINTS = ("0", "1", "random", "sequential", "noreuse")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class FioConfig:
     iodepth_batch_submit: int = 1
     iodepth_batch_complete_min: int = 1
     iodepth_low: int = 0
+    fadvise_hint: str = "1"
     runtime_s: float = 10.0
     ramp_time_s: float = 0.0
     startdelay_s: float = 0.0
@@ -110,6 +113,9 @@ class FioConfig:
         if self.iodepth_batch_submit > self.iodepth:
             raise ValueError(f"iodepth_batch_submit: must be <= iodepth ({self.iodepth})")
         at_least(self, 0, "iodepth_low")
+        if str(self.fadvise_hint).lower() not in FADVISE_HINTS:
+            raise ValueError(f"fadvise_hint: must be one of {', '.join(FADVISE_HINTS)}, "
+                             f"got {self.fadvise_hint!r}")
         if self.iodepth_batch_complete_min > self.iodepth:
             raise ValueError(f"iodepth_batch_complete_min: must be <= iodepth ({self.iodepth})")
         if not 0 <= self.rwmixread <= 100:
@@ -198,6 +204,18 @@ class FioConfig:
             raise ValueError(f"size: {self.size} of the device beyond offset {offset} holds no "
                              f"block of {bs} bytes")
         return offset, size
+
+    @property
+    def fadvise(self) -> str | None:
+        """The ``posix_fadvise`` advice fio gives a file it opens (ioengines.c
+        ``td_io_open_file``): ``fadvise_hint=1``, fio's default, advises ``random`` for a
+        random mode and ``sequential`` otherwise; 0: none."""
+        hint = str(self.fadvise_hint).lower()
+        if hint == "0":
+            return None
+        if hint == "1":
+            return "random" if self.mode.startswith("rand") else "sequential"
+        return hint
 
     def increment(self, capacity_bytes: int) -> int:
         """``offset_increment`` in bytes: how far each clone's region starts after the
