@@ -35,7 +35,7 @@ O_SYNC = 0o4010000
 FS_TYPES = ("ext3", "ext4", "xfs", "zfs")
 DATA_MODES = ("ordered", "writeback")
 PREALLOCATE = ("none", "fallocate", "posix_fallocate", "zero_fill")
-# posix_fadvise advice (POSIX_FADV_*) that changes what the model does: Filesystem.fadvise
+# posix_fadvise advice (POSIX_FADV_*) Filesystem.fadvise takes (noreuse changes nothing)
 FADVISE = ("normal", "sequential", "random", "noreuse")
 
 
