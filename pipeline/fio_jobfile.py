@@ -71,11 +71,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from models.checks import MAX_SECONDS
-from models.workload.fio import IOENGINES
+from models.workload.fio import IOENGINES, FioConfig
 
 from .errors import ConfigError
 
@@ -345,14 +345,8 @@ def _fio_keys(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k in OPTIONS and k not in _OWN_FIELDS}
 
 
-_OWN_FIELDS = {"rw", "bs", "bsrange", "bssplit", "iodepth", "numjobs", "size", "offset",
-               "offset_increment", "rwmixread", "ioengine", "direct", "iodepth_batch_submit",
-               "iodepth_batch_complete_min", "iodepth_low", "fadvise_hint", "time_based",
-               "number_ios", "io_size", "loops", "thinktime_blocks", "rate_iops", "rate", "rate_iops_min",
-               "rate_min", "rate_process", "random_distribution", "rw_sequencer",
-               "percentage_random",
-               "fsync", "fdatasync", "sync", "end_fsync",
-               "filename"}
+# fio options named as FioConfig's fields (and ``filename``, the section's own key)
+_OWN_FIELDS = ({f.name for f in fields(FioConfig)} | {"filename"}) & set(OPTIONS)
 
 
 def expand(entry: dict) -> dict:
