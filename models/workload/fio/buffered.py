@@ -44,7 +44,7 @@ Every engine runs the job one system call at a time (``iodepth`` 1): with buffer
 Linux's ``libaio`` submits synchronously (fio's HOWTO: queued behaviour only with
 ``direct=1``), and ``psync`` / ``sync`` are synchronous anyway. Not modelled:
 ``io_uring``'s asynchronous buffered I/O (its io-wq workers), ``invalidate=0``,
-``pre_read``, ``fadvise_hint``, mmap.
+``pre_read``, mmap.
 """
 from __future__ import annotations
 
