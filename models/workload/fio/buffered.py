@@ -72,13 +72,17 @@ class FioBufferedJob(FioGroup):
         file_bytes = [self.offset_bytes + j * self.increment_bytes + self.size_bytes
                       for j in range(cfg.numjobs)]
         total = sum(file_bytes)
+        # what the total is, in the options that made it: clone k's file is offset +
+        # k x offset_increment + size bytes
+        what = ("numjobs x (offset + size)" if not self.increment_bytes or cfg.numjobs == 1
+                else "the clones' files (offset + k x offset_increment + size each)")
         if total > capacity:
-            raise ValueError(f"size: numjobs x (offset + size) ({total} "
+            raise ValueError(f"size: {what} ({total} "
                              f"bytes) exceeds the filesystem's device {fs.queue.device.name!r} "
                              f"({capacity} bytes)")
         pages = sum(-(-b // PAGE_BYTES) for b in file_bytes)
         if pages > MAX_PAGES:
-            raise ValueError(f"size: numjobs x (offset + size) ({total} bytes) "
+            raise ValueError(f"size: {what} ({total} bytes) "
                              f"is {pages} pages of page-cache state "
                              f"({pages * STATE_BYTES_PER_PAGE / 2**30:.1f} GiB); the model holds "
                              f"at most {MAX_PAGES} pages ({MAX_PAGES * PAGE_BYTES >> 30} GiB of "

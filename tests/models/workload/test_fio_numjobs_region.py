@@ -82,3 +82,19 @@ def test_buffered_clones_have_their_own_files_with_the_increment_in_each():
     job = FioBufferedJob(sim, FioConfig(direct=False, numjobs=3, size="1m", offset="1m",
                                         offset_increment="2m"), fs, np.random.default_rng(0))
     assert [f.size_bytes for f in job.files] == [2 * 2**20, 4 * 2**20, 6 * 2**20]
+
+
+def test_buffered_files_too_large_for_the_device_name_the_increment_in_the_error():
+    """With ``offset_increment`` the clones' files differ in size: the error says what the
+    total is made of, not ``numjobs x (offset + size)``."""
+    sim = Simulator()
+    dev = FixedDevice(sim, service_ns=100_000, queue_depth=32, capacity_bytes=16 * GIB)
+    fs = Filesystem(sim, FsConfig(type="ext4"), BlockQueue(sim, dev, BlockConfig(
+        scheduler="noop")), PageCache(sim, PageCacheConfig(memory_bytes="16m")))
+    with pytest.raises(ValueError, match=r"^size: the clones' files \(offset \+ k x "
+                       r"offset_increment \+ size each\) \(28991029248 bytes\) exceeds"):  # 1+9+17 GiB
+        FioBufferedJob(sim, FioConfig(direct=False, numjobs=3, size="1g",
+                                      offset_increment="8g"), fs, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^size: numjobs x \(offset \+ size\) "):
+        FioBufferedJob(sim, FioConfig(direct=False, numjobs=3, size="6g"), fs,
+                       np.random.default_rng(0))
