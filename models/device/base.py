@@ -60,6 +60,9 @@ class Device:
         self.busy_ns = 0
         self.cache_hits = 0
         self.flushes = 0
+        # time with a command outstanding (``outstanding_ns``)
+        self._busy_since = 0
+        self._busy_total = 0
 
     # -- interface used by the block layer -----------------------------------------
     def can_accept(self) -> bool:
@@ -68,6 +71,8 @@ class Device:
     def submit(self, req: IORequest) -> None:
         """Accept a command (caller checked ``can_accept``)."""
         req.dispatch_ns = self.sim.now_ns
+        if not self.inflight:
+            self._busy_since = req.dispatch_ns
         self.inflight += 1
         self.queue.append(req)
         if self.free_servers:
@@ -85,6 +90,17 @@ class Device:
         once without WCE, and from 2.6.37 the flush machinery completes such a request
         without dispatching it). Devices with a write cache switch override this."""
         return "write back"
+
+    def outstanding_ns(self) -> int:
+        """Time with at least one command outstanding, up to now (the busy period in
+        progress included) - what iostat's %util sees of a device that serves many
+        commands at once; ``busy_ns``, the sum of service times, counts overlapping
+        service more than once. Kept by this class's ``submit`` / ``_finish``: a device
+        that replaces them (the HDD, the RAID controller, the bus) keeps its own."""
+        busy = self._busy_total
+        if self.inflight:
+            busy += self.sim.now_ns - self._busy_since
+        return busy
 
     def stats(self) -> dict:
         """Device-internal counters under the device's own name."""
@@ -119,9 +135,12 @@ class Device:
             self.sim.after(t, self._finish, req)
 
     def _finish(self, req: IORequest) -> None:
+        now = self.sim.now_ns
+        if self.inflight == 1:
+            self._busy_total += now - self._busy_since
         self.free_servers += 1
         self.inflight -= 1
-        req.done_ns = self.sim.now_ns
+        req.done_ns = now
         self.completed[req.op] += 1
         self.bytes_done[req.op] += req.size_bytes
         if req.cache_hit:

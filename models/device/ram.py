@@ -71,22 +71,10 @@ class RAM(Device):
         # tmpfs pages in use (allocated lazily by the OS: zero pages are not resident)
         self._pages = np.zeros(-(-cfg.capacity_bytes // PAGE_BYTES), dtype=np.bool_)
         self._stored = 0
-        self._busy_since = 0
-        self._busy_total = 0         # time with a command outstanding (%util)
-
-    def submit(self, req: IORequest) -> None:
-        if not self.inflight:
-            self._busy_since = self.sim.now_ns
-        super().submit(req)
-
-    def _finish(self, req: IORequest) -> None:
-        if self.inflight == 1:
-            self._busy_total += self.sim.now_ns - self._busy_since
-        super()._finish(req)
 
     def stats(self) -> dict:
         s = super().stats()
-        s["busy_ns"] = self._busy_total
+        s["busy_ns"] = self._busy_total      # time with a command outstanding (%util)
         return s
 
     def service_ns(self, req: IORequest) -> int:

@@ -2,7 +2,7 @@
 collection over erase blocks, over-provisioning. State lives in two flat numpy
 buffers (int32 and int64) so that one compiled call per command unpacks it cheaply;
 the compiled FTL and flash timing are in ``kernels.py``, the command protocol in
-``drive.py``. This module lays the state out and preconditions it.
+``flash.py`` (both front ends). This module lays the state out and preconditions it.
 
 The mechanism behind "small random writes cost more than sequential ones":
 

@@ -1,6 +1,6 @@
 """Compiled (numba) kernels of the SSD model: the FTL (``ftl.py`` describes it)
 and the flash / host-link timing, over the packed state of ``ftl.FTLState``.
-``drive.py`` calls one kernel per command.
+The front ends (``drive.py``, ``nvme.py``) call one kernel per command.
 
 All compiled code of the SSD lives in this one module on purpose: numba's on-disk
 cache (``cache=True``) is invalidated by changes to the module a function is defined

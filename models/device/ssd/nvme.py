@@ -1,6 +1,6 @@
 """An NVMe SSD: submission/completion queue pairs, a multi-core controller, a PCIe
 link with one lane set per direction, a write cache with or without power-loss
-protection, and the flash back end of the SATA SSD (``drive.flash_state``,
+protection, and the flash back end of the SATA SSD (``flash.flash_state``,
 ``kernels``: one flash model, two front ends).
 
 Modelled, per command (reservations in command arrival order, integer ns):
@@ -46,17 +46,15 @@ namespaces.
 """
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...checks import at_least
 from ...sim import Simulator
+from ..request import FLUSH, IORequest
 from . import kernels as K
-from ..base import Device
-from ..request import DISCARD, FLUSH, READ, IORequest
-from .drive import FlashGeometry, _us, check_flash, flash_state, flush_durable
+from .flash import FlashDrive, FlashGeometry, check_flash
 
 # GT/s per lane and encoding efficiency, by PCIe generation
 PCIE_GT_S = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0}
@@ -112,13 +110,10 @@ class NVMeConfig(FlashGeometry):
     price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:
-        if not self.price_usd >= 0:
-            raise ValueError(f"price_usd: must be >= 0, got {self.price_usd}")
         check_flash(self)
         at_least(self, 1, "nr_queues", "queue_depth", "controller_cores",
                  "pcie_max_payload_bytes")
-        at_least(self, 0, "read_cmd_us", "write_cmd_us", "flush_cmd_us",
-                 "pcie_tlp_overhead_bytes")
+        at_least(self, 0, "pcie_tlp_overhead_bytes")
         if self.pcie_gen not in PCIE_GT_S:
             raise ValueError(f"pcie_gen: must be one of {sorted(PCIE_GT_S)}, got {self.pcie_gen}")
         if self.pcie_lanes not in (1, 2, 4, 8, 16):
@@ -133,78 +128,31 @@ class NVMeConfig(FlashGeometry):
         return line * mps / (mps + self.pcie_tlp_overhead_bytes)
 
 
-class NVMe(Device):
+class NVMe(FlashDrive):
     """NVMe SSD (see module docstring). ``NVMe(sim, name, cfg, rng=None)``."""
 
     kind = "nvme"
 
     def __init__(self, sim: Simulator, name: str, cfg: NVMeConfig = NVMeConfig(),
                  rng: np.random.Generator | None = None) -> None:
-        slots = cfg.nr_queues * cfg.queue_depth
-        super().__init__(sim, name, cfg.user_pages * cfg.page_bytes, slots, n_servers=slots)
-        self.cfg = cfg
-        self.ftl = flash_state(cfg, rng)
-        self._i32, self._i64, self._out = self.ftl.i32, self.ftl.i64, self.ftl.out
-        self._ch_bpns = cfg.channel_MBps * 1e6 / 1e9
-        self._link_bpns = cfg.link_MBps * 1e6 / 1e9
-        self._read_cmd = _us(cfg.read_cmd_us)
-        self._write_cmd = _us(cfg.write_cmd_us)
-        self._flush_cmd = _us(cfg.flush_cmd_us)
-        self._cache_cap = cfg.write_cache_bytes
-        self._plp = cfg.power_loss_protection
+        # every queue entry; the link's device -> host direction is the kernels' link row
+        super().__init__(sim, name, cfg, rng, cfg.nr_queues * cfg.queue_depth, cfg.link_MBps)
         self._cores = [0] * cfg.controller_cores       # busy-until per firmware core
-        # host -> device direction of the link (device -> host is the kernels' link row)
+        # host -> device direction of the link
         self._w_s = np.zeros((1, K.IV_SLOTS), np.int64)
         self._w_e = np.zeros((1, K.IV_SLOTS), np.int64)
         self._w_n = np.zeros(1, np.int64)
-        self._last_durable = 0
-        self._volatile: list[tuple[int, int, int]] = []   # (durable_ns, bytes, ack_ns)
-        self._meta_dirty = False
         self.per_queue = [0] * cfg.nr_queues
-        self.flush_ns_total = 0
-        self._busy_since = 0
-        self._busy_total = 0
-        self._counters0 = self.ftl.counters.copy()
 
     # -- interface ----------------------------------------------------------------------
     def submit(self, req: IORequest) -> None:
-        if req.op != FLUSH and (req.offset_bytes < 0 or req.end_bytes > self.capacity_bytes):
-            raise ValueError(f"{self.name}: {req} outside the drive's {self.capacity_bytes} bytes")
+        if req.op != FLUSH:
+            self.check_range(req)
         self.per_queue[req.issuer % self.cfg.nr_queues] += 1
-        if not self.inflight:
-            self._busy_since = self.sim.now_ns
         super().submit(req)
 
-    def _finish(self, req: IORequest) -> None:
-        if self.inflight == 1:
-            self._busy_total += self.sim.now_ns - self._busy_since
-        super()._finish(req)
-
-    @property
-    def write_cache_mode(self) -> str:
-        return "write back" if self.cfg.write_cache else "write through"
-
-    def volatile_bytes(self) -> int:
-        if self._plp:
-            return 0
-        now = self.sim.now_ns
-        return sum(b for durable, b, ack in self._volatile if ack <= now < durable)
-
-    def service_ns(self, req: IORequest) -> int:
-        now = self.sim.now_ns
-        op = req.op
-        if op == READ:
-            done = self._read(req, now)
-        elif op == FLUSH:
-            done = self._flush(now)
-        elif op == DISCARD:
-            done = self._discard(req, now)
-        else:
-            done = self._write(req, now)
-        return int(done - now)
-
     # -- commands -------------------------------------------------------------------------
-    def _core(self, now: int, cost: int) -> int:
+    def _cmd(self, now: int, cost: int) -> int:
         """Process a command on the core free first; returns when it is done there."""
         cores = self._cores
         i = min(range(len(cores)), key=cores.__getitem__)
@@ -213,13 +161,13 @@ class NVMe(Device):
         return t
 
     def _read(self, req: IORequest, now: int) -> int:
-        t = self._core(now, self._read_cmd)
+        t = self._cmd(now, self._read_cmd)
         # flash reads, then the device -> host transfer on the kernels' link row
         return K.read_cmd(self._i32, self._i64, self._ch_bpns, self._link_bpns,
                           req.offset_bytes, req.size_bytes, t, now)
 
     def _write(self, req: IORequest, now: int) -> int:
-        t = self._core(now, self._write_cmd)
+        t = self._cmd(now, self._write_cmd)
         i32, i64, cap, bpns = self._i32, self._i64, self._cache_cap, self._link_bpns
         off, size = req.offset_bytes, req.size_bytes
         if size <= cap:
@@ -242,50 +190,15 @@ class NVMe(Device):
                                                start, now))
                 ack = start + x
                 pos += piece
-        if durable > self._last_durable:
-            self._last_durable = durable
-        self._meta_dirty = True
-        cached = self.cfg.write_cache and (self._plp or not req.fua)
-        if not cached:
-            return max(ack, durable)
-        if not self._plp:
-            vol = self._volatile
-            while vol and vol[0][0] <= now:
-                heapq.heappop(vol)
-            heapq.heappush(vol, (durable, size, ack))
-        return ack
+        return self._acknowledged(req, now, ack, durable)
 
     def _flush(self, now: int) -> int:
-        return flush_durable(self, self._core(now, self._flush_cmd), now)
-
-    def _discard(self, req: IORequest, now: int) -> int:
-        t = self._core(now, self._flush_cmd)
-        page = self.cfg.page_bytes
-        first = -(-req.offset_bytes // page)
-        last = req.end_bytes // page
-        if last > first:
-            K.trim(self._i32, self._i64, first, last - first)
-            self._meta_dirty = True
-        return t
+        # a queued command: what was accepted before it need not be done
+        return self._flush_done(self._cmd(now, self._flush_cmd), now)
 
     # -- statistics -----------------------------------------------------------------------
     def stats(self) -> dict:
         s = super().stats()
-        busy = self._busy_total
-        if self.inflight:
-            busy += self.sim.now_ns - self._busy_since
-        c = self.ftl.counters - self._counters0
-        host = int(c[K.C_HOST_PAGES])
-        gc = int(c[K.C_GC_PAGES])
-        s.update({
-            "busy_ns": busy,
-            "flash_pages_written_host": host,
-            "flash_pages_written_gc": gc,
-            "flash_pages_read": int(c[K.C_READ_PAGES]),
-            "flash_erases": int(c[K.C_ERASES]),
-            "write_amplification": (host + gc) / host if host else 0.0,
-            "flush_ns_total": self.flush_ns_total,
-        })
         # two columns whatever nr_queues is (the per-queue counts: ``per_queue``)
         s.update({"queues_used": sum(1 for n in self.per_queue if n),
                   "busiest_queue_commands": max(self.per_queue)})

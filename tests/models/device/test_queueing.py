@@ -73,3 +73,25 @@ def test_littles_law_on_the_devices_own_count():
     # L (time average of dev.inflight) = lambda x W
     assert l_time_avg == pytest.approx(lam_ns * resp.mean(), rel=0.01)
     assert l_time_avg == pytest.approx(0.7 / 0.3, rel=0.08)   # M/M/1: rho / (1 - rho)
+
+
+def test_outstanding_time_is_the_union_of_command_lifetimes_not_the_sum_of_services():
+    """``Device.outstanding_ns``: time with a command outstanding (iostat's %util of a
+    drive serving several at once), up to now; ``busy_ns`` sums service times. Two
+    servers, commands of 100 us at 0 and 50 us, a third at 400 us still in service at
+    450 us: outstanding 150 + 50 us, summed service 300 us."""
+    sim = Simulator()
+
+    class TwoServers(Device):
+        def service_ns(self, req):
+            return 100_000
+
+    dev = TwoServers(sim, "d", 2**30, queue_depth=2, n_servers=2)
+    dev.on_complete = lambda r: None
+    for t in (0, 50_000, 400_000):
+        sim.at(t, lambda _a: dev.submit(IORequest(READ, 0, 4096)))
+    sim.run(until_ns=450_000)
+    assert dev.outstanding_ns() == 150_000 + 50_000
+    assert dev.busy_ns == 300_000
+    sim.run()
+    assert dev.outstanding_ns() == 150_000 + 100_000 and dev.inflight == 0
