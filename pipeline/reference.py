@@ -237,7 +237,7 @@ def _row(path: Path, line: int, raw: dict) -> Reference:
         except ValueError:
             raise bad("published", f"not a number: {text!r}") from None
     elif tol.checked:
-        raise bad("published", f"empty (allowed only with tolerance 'info')")
+        raise bad("published", "empty (allowed only with tolerance 'info')")
     if published == 0 and tol.checked:
         raise bad("published", "0 cannot carry a relative tolerance")
 

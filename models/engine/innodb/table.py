@@ -200,7 +200,6 @@ def _user_sessions(cfg: TableConfig, rng: np.random.Generator, m: int, n_users: 
 def build_table(cfg: TableConfig, rng: np.random.Generator, scale: float = 1.0) -> TableLayout:
     """Grow the table until its file reaches ``table_size * scale``."""
     target = max(4 * EXTENT_PAGES, int(cfg.table_bytes * scale) // PAGE_SIZE)
-    n_idx = 1 + cfg.secondary_indexes
     max_pages = target + 8 * EXTENT_PAGES + (target // 8192 + 8) * EXTENT_PAGES
     cap_leaf = records_per_page(cfg.row_bytes)
     sec_bytes = cfg.secondary_key_bytes + cfg.pk_bytes + 5

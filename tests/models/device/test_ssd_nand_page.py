@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from models.device.request import READ, WRITE, IORequest
+from models.device.request import READ, WRITE
 from models.device.ssd import SSD
 from models.sim import Simulator
 

@@ -5,7 +5,6 @@ model does it. The Intel D3-S4510 preset has it, the X25-E (the default) not."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from models.device.ssd import presets as P
 from models.device.request import FLUSH, READ, WRITE, IORequest

@@ -35,7 +35,6 @@ def test_random_operations_keep_counters_consistent(fs_type):
     cfg = PageCacheConfig(memory_bytes="2m", dirty_background_ratio=20, dirty_ratio=50)
     sim, dev, q, fs = stack(fs_type, cache_cfg=cfg, nobarrier=False,
                             device=lambda s: CacheDevice(s, service_ns=200_000, queue_depth=4))
-    rng = np.random.default_rng(7)
     files = [fs.create("a", 1024 * KB, "zero_fill"), fs.create("b"),
              fs.create("c", 512 * KB, "fallocate" if fs_type in ("ext4", "xfs") else "none")]
 

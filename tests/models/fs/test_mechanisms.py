@@ -3,7 +3,7 @@ checkpoints, copy-on-write, O_DIRECT, preallocation."""
 import numpy as np
 import pytest
 
-from models.device.request import FLUSH, READ, WRITE
+from models.device.request import READ, WRITE
 from models.fs import SYNC_FILE_RANGE_WRITE, PageCacheConfig
 from tests.models.fs.helpers import CacheDevice, run_thread, stack
 

@@ -1,9 +1,8 @@
 """Buffered write(): read-modify-write, stable pages, allocation, dirty accounting."""
-import numpy as np
 import pytest
 
-from models.device.request import READ, WRITE
-from models.fs import SYNC_FILE_RANGE_WRITE, FsConfig
+from models.device.request import READ
+from models.fs import SYNC_FILE_RANGE_WRITE
 from models.fs.file import CACHED, DIRTY
 from tests.models.fs.helpers import CacheDevice, run_thread, stack
 

@@ -8,7 +8,7 @@ from models.block import BlockConfig, BlockQueue
 from models.device.request import FLUSH, WRITE
 from models.sim import Simulator
 from models.workload.fio import FioConfig, FioJob
-from tests.models.block.test_fua import MS, _Drive
+from tests.models.block.test_fua import _Drive
 
 
 def _run(kind, blkdev_sync, queue_depth=1, **fio):

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import pytest
 
-from models.fs import PageCacheConfig
 from models.workload.myisam_insert import MyisamInsert, MyisamInsertConfig
 from tests.models.workload.fs_stack import hdd_fs
 

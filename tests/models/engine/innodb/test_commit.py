@@ -7,7 +7,7 @@ import pytest
 from models.engine.cpu import CPUConfig
 from models.engine.innodb.commit_base import CommitConfig
 from models.engine.innodb.server import InnoDBServerConfig
-from tests.models.engine.stack import build, run_slap
+from tests.models.engine.stack import run_slap
 
 US = 1_000
 QUERIES = 1_000

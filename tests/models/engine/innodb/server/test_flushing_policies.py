@@ -8,7 +8,7 @@ import functools
 import numpy as np
 import pytest
 
-from models.engine.innodb.buffer.flushing import Batch, Estimate, KeepAverage, Reflex, policy_for
+from models.engine.innodb.buffer.flushing import Estimate, KeepAverage, Reflex, policy_for
 from models.engine.innodb.ops import TableDef
 from models.engine.innodb.server import InnoDBServerConfig
 from tests.models.engine.innodb.server.stack import build, updates

@@ -4,7 +4,7 @@ flushes, flush_log_at_trx_commit=2, O_DIRECT vs buffered data files, row-lock wa
 import numpy as np
 import pytest
 
-from models.engine.innodb.ops import Op, TableDef, Transaction
+from models.engine.innodb.ops import TableDef
 from models.fs.file import CACHED
 from tests.models.engine.innodb.server.stack import build, clients, point_selects, updates
 
