@@ -1,6 +1,6 @@
 """A SATA flash SSD: NCQ command queue, a controller that processes commands one at a
 time, a small volatile DRAM/SRAM write buffer, FLUSH, and flash dies behind channels
-with a page-mapped FTL (``ftl.py``; compiled kernels in ``kernels.py``).
+with a page-mapped FTL (``ftl.py``; compiled in ``ftl_kernels.py`` and ``kernels.py``).
 
 Modelled, per command (all reservations in command arrival order, integer ns):
 

@@ -1,7 +1,7 @@
 """The SSD's flash translation layer: page-mapped, log-structured, greedy garbage
 collection over erase blocks, over-provisioning. State lives in two flat numpy
 buffers (int32 and int64) so that one compiled call per command unpacks it cheaply;
-the compiled FTL and flash timing are in ``kernels.py``, the command protocol in
+the compiled FTL is in ``ftl_kernels.py``, the flash timing in ``kernels.py``, the command protocol in
 ``flash.py`` (both front ends). This module lays the state out and preconditions it.
 
 The mechanism behind "small random writes cost more than sequential ones":
@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import (_HDR, _I32, _I64, _N_ARR, BND_SLOTS, G_BPD, G_MINFREE, G_NDIE,
-                          G_PPB, G_UPP, IV_SLOTS, N_COUNTERS, rebuild)
+from .ftl_kernels import rebuild
+from .packed import (_HDR, _I32, _I64, _N_ARR, BND_SLOTS, G_BPD, G_MINFREE, G_NDIE,
+                     G_PPB, G_UPP, IV_SLOTS, N_COUNTERS)
 
 
 class FTLState:
@@ -103,7 +104,7 @@ def precondition(st: FTLState, mode: str, rng: np.random.Generator,
     Written in order, each NAND page's worth of consecutive LPNs (``units per NAND
     page``) lies together on one die, the pages striped over the dies, as an FTL that
     gathers a page in its buffer lays out sequential data (the simulated write path
-    does not: ``kernels.choose_die``).
+    does not: ``ftl_kernels.choose_die``).
 
     The random steady state is built directly, not by simulating a drive's worth of
     overwrites: in the fluid model of LRW/greedy cleaning under uniform random writes
