@@ -86,6 +86,7 @@ from ..request import FLUSH, IORequest
 from . import kernels as K
 from .flash import FlashDrive, FlashGeometry, check_flash
 
+
 @dataclass(frozen=True)
 class SSDConfig(FlashGeometry):
     """A flash SSD; defaults are an Intel X25-E 64 GB (see the module docstring).
