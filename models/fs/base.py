@@ -73,8 +73,9 @@ import numpy as np
 from ..block import BlockQueue
 from ..device.request import FLUSH, IORequest
 from ..sim import Event, Simulator, all_of
-from .config import (FADVISE, O_DSYNC, O_SYNC, PAGE_BYTES, PREALLOCATE, SYNC_FILE_RANGE_WAIT_AFTER,
-                     SYNC_FILE_RANGE_WAIT_BEFORE, SYNC_FILE_RANGE_WRITE, FsConfig)
+from .config import (FADVISE, O_DSYNC, O_SYNC, PAGE_BYTES, PREALLOCATE,
+                     SYNC_FILE_RANGE_WAIT_AFTER, SYNC_FILE_RANGE_WAIT_BEFORE,
+                     SYNC_FILE_RANGE_WRITE, FsConfig)
 from . import buffered
 from . import direct as direct_io
 from .durability import crash_state

@@ -1,8 +1,9 @@
 """The SSD's flash translation layer: page-mapped, log-structured, greedy garbage
 collection over erase blocks, over-provisioning. State lives in two flat numpy
 buffers (int32 and int64) so that one compiled call per command unpacks it cheaply;
-the compiled FTL is in ``ftl_kernels.py``, the flash timing in ``kernels.py``, the command protocol in
-``flash.py`` (both front ends). This module lays the state out and preconditions it.
+the compiled FTL is in ``ftl_kernels.py``, the flash timing in ``kernels.py``, the
+command protocol in ``flash.py`` (both front ends). This module lays the state out and
+preconditions it.
 
 The mechanism behind "small random writes cost more than sequential ones":
 
