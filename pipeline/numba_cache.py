@@ -1,32 +1,66 @@
-"""Keep numba's on-disk cache honest: one cache directory per version of models/.
+"""Keep numba's on-disk cache honest, and shared by every copy of the same models/.
 
 numba's ``cache=True`` re-compiles a function when *its own* source file changes, but
 not when a function it calls in another module changes, so after an edit (or a
 ``git pull``) a run could silently execute stale machine code. Pointing
 ``NUMBA_CACHE_DIR`` at a directory named by a hash of every ``models/**/*.py`` makes
-any change to the model sources start from a clean cache. It must run before numba is
-first imported: ``pipeline/__init__.py``, ``tests/conftest.py`` and ``bench/`` call it.
-A ``NUMBA_CACHE_DIR`` set by the user is left alone.
+any change to the model sources start from a clean cache.
+
+Inside that directory numba would file each module's kernels under a hash of the
+module's absolute directory, so a second checkout of the same sources (a CI clone, a
+git worktree, the code Ray ships to a cluster's workers, which lands in a new directory
+every Ray session) compiled every kernel again: ~15 s of CPU for the HDD's, ~13 s for
+the SSD's. ``ModelsCacheLocator`` files them under their place inside models/ instead
+(``device/hdd``), with the source's content as its stamp, so any copy of the same
+sources finds them. numba picks it through ``NUMBA_CACHE_LOCATOR_CLASSES`` (before its
+own locators, which still serve every other cached function); it lives in
+``pipeline/numba_locator.py``, which imports numba, so that this module does not.
+
+``configure`` must run before numba is first imported: ``pipeline/__init__.py``,
+``tests/conftest.py`` and ``bench/`` call it. A ``NUMBA_CACHE_DIR`` set by the user is
+left alone (and so is numba's own choice of locators).
 """
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from pathlib import Path
 
-_MODELS = Path(__file__).resolve().parents[1] / "models"
+_SIBLING = Path(__file__).resolve().parents[1] / "models"
+# numba's locators after ours, in numba's own order
+_NUMBA_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator",
+                   "IPythonCacheLocator", "ZipCacheLocator")
 
 
-def models_source_hash() -> str:
+def models_dir() -> Path | None:
+    """The models/ package: beside pipeline/ in a checkout; wherever it is importable
+    from when the two were shipped apart (Ray's ``py_modules`` on a cluster)."""
+    if _SIBLING.is_dir():
+        return _SIBLING
+    spec = importlib.util.find_spec("models")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+def models_source_hash(models: Path | None = None) -> str:
+    models = models or models_dir()
     h = hashlib.sha256()
-    for path in sorted(_MODELS.rglob("*.py")):
-        h.update(str(path.relative_to(_MODELS)).encode())
+    for path in sorted(models.rglob("*.py")):
+        h.update(str(path.relative_to(models)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 
 def configure() -> None:
-    if os.environ.get("NUMBA_CACHE_DIR") or not _MODELS.is_dir():
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    models = models_dir()
+    if models is None:
         return
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dbio-sim" / "numba"
-    os.environ["NUMBA_CACHE_DIR"] = str(base / models_source_hash())
+    os.environ["NUMBA_CACHE_DIR"] = str(base / models_source_hash(models))
+    os.environ["DBIO_SIM_MODELS_DIR"] = str(models)
+    os.environ.setdefault("NUMBA_CACHE_LOCATOR_CLASSES", ",".join(
+        ("pipeline.numba_locator.ModelsCacheLocator", *_NUMBA_LOCATORS)))
