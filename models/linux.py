@@ -35,11 +35,11 @@ What changes per release (the README's "Kernel versions" table is this, in prose
 - **Request lists** (``block.request_lists: null``): the legacy queue's two lists of
   ``nr_requests`` each count reads and writes up to 2.6.29, sync and async requests
   from 2.6.30 (commit 1faa16d2; an O_DIRECT or fsync write then shares the readers'
-  list, background writeback has the other) - ``models/block/base.py``.
+  list, background writeback has the other) - ``models/block/requests.py``.
 - **Flush merging** (``block.flush_merging: null``): from 2.6.37 (blk-flush, commit
   ae1b1539) one cache FLUSH is in flight per flush queue and every FLUSH asked
   meanwhile is served by the next one; before, each went to the device
-  (``models/block/base.py``).
+  (``models/block/blk_flush.py``).
 - **The device node's fsync and O_SYNC writes** (``block.blkdev_sync: null``):
   none before 2.6.32 (``block_fsync`` sent no FLUSH; vanilla 2.6.33 added it, commit
   ab0a9735, and RHEL 6's 2.6.32 carries it); a FLUSH after each from 2.6.32 - for an

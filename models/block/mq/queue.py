@@ -66,7 +66,8 @@ from ...device.request import FLUSH, IORequest
 from ...metrics.iostat import IostatCounters
 from ...sim import Event, Simulator
 from .. import fua
-from ..base import BlockQueue, _Call
+from ..base import BlockQueue
+from ..requests import _Call
 from ..config import BlockConfig
 from ..scheduler import Scheduler
 from .bfq import BFQ
