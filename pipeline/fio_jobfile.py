@@ -22,8 +22,8 @@ HOWTO):
   ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every
   I/O; ``percentage_random``; ``models.workload.fio.offsets``); the trim modes (``trim``, ``randtrim``,
   ``trimwrite``, ``randtrimwrite``) are refused as not modelled.
-- ``bs`` (``r[,w]``), ``bsrange`` (``blocksize_range``) and ``bssplit`` as fio reads
-  them (``models.workload.fio.bs``).
+- ``bs`` (``r[,w]``), ``bsrange`` (``blocksize_range``), ``bssplit`` and ``ba``
+  (``blockalign``) as fio reads them (``models.workload.fio.bs``).
 - ``readwrite`` = ``rw``, ``blocksize`` = ``bs``, ``iodepth_batch`` =
   ``iodepth_batch_submit``, ``iodepth_batch_complete`` =
   ``iodepth_batch_complete_min``, ``rwmixwrite`` = 100 - ``rwmixread``,
@@ -106,6 +106,7 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "bs": ("str", "bs"), "blocksize": ("str", "bs"),
     "bsrange": ("str", "bsrange"), "blocksize_range": ("str", "bsrange"),
     "bssplit": ("str", "bssplit"),
+    "ba": ("str", "ba"), "blockalign": ("str", "ba"),
     "iodepth": ("int", "iodepth"), "numjobs": ("int", "numjobs"),
     "size": ("str", "size"), "offset": ("str", "offset"),
     "offset_increment": ("str", "offset_increment"),
@@ -144,8 +145,6 @@ UNSUPPORTED: dict[str, str] = {
     "nrfiles": "one file (or block device) per job",
     "thinktime_blocks_type": "think time follows completions (fio's default, complete)",
     "bs_is_seq_rand": "give bs=read,write",
-    "blockalign": "random offsets are aligned to the direction's smallest block size",
-    "ba": "random offsets are aligned to the direction's smallest block size",
 }
 # FioConfig fields a fio option of another name sets (besides the targets in OPTIONS)
 _SET_BY = {"runtime_s": ("runtime",), "ramp_time_s": ("ramp_time",),

@@ -118,6 +118,8 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("bs=4k", "bsrange=4k-64k\nbssplit=4k/50:8k/50"),
      r"rr\.fio line 13: bssplit: set bsrange or bssplit, not both"),
     (("bs=4k", "bs=4k,6000"), r"rr\.fio line 12: bs: must be a positive multiple of 512 bytes"),
+    (("bs=4k", "blockalign=100"), r"rr\.fio line 12: blockalign: must be a positive multiple of 512 bytes"),
+    (("bs=4k", "ba=4k,1k,1k,1k"), r"rr\.fio line 12: ba: expected read\[,write\[,trim\]\]"),
     (("rw=randread", "rw=write:4k\nbsrange=4k-16k"),
      r"rr\.fio line 11: rw: a holed sequential pass \('write:4k'\) with sizes that vary"),
 ])
@@ -283,6 +285,15 @@ def test_startdelay_is_read_as_fio_reads_a_time(tmp_path):
                    "startdelay=250ms\n")
     e = expand({"type": "fio", "jobfile": str(job)})
     assert [j.get("startdelay_s", 0.0) for j in e["jobs"]] == [0.0, 0.25]
+
+
+def test_blockalign_is_read_as_fio_writes_it(tmp_path):
+    """fio's ``ba`` and its alias ``blockalign``: the random offsets' alignment, per
+    direction as ``bs`` (``models.workload.fio.bs``)."""
+    for name in ("ba", "blockalign"):
+        job = tmp_path / f"{name}.fio"
+        job.write_text(f"[global]\ndirect=1\n[a]\nrw=randwrite\nbs=4k\n{name}=512\n")
+        assert expand({"type": "fio", "jobfile": str(job)})["ba"] == "512"
 
 
 def test_offset_increment_is_read_as_fio_writes_it(tmp_path):

@@ -15,12 +15,14 @@ io_u.c), for the direct (``models.workload.fio``) and the buffered
   Percentages over 100 are refused (fio refuses them only with two or more sizes
   without a percentage); a size left a share of 0 is never drawn and is dropped.
 - The smallest size of a direction (``min_bs``) is its offset grid: random offsets are
-  multiples of it (fio's ``ba`` defaults to it) and a size that would pass the end of
-  the job's region is drawn again (fio's ``io_u_fits`` loop).
+  multiples of it unless ``ba=r[,w[,t]]`` (``blockalign``) gives another alignment
+  (``ba=512`` with ``bs=4k``: 4 KiB I/Os at any sector, as on a misaligned
+  partition; ``block_align``), and a size that would pass the end of the job's region
+  is drawn again (fio's ``io_u_fits`` loop).
 - Sizes draw from a stream of their own (fio's ``bsrange_state``), so a job whose
   sizes vary draws the same offsets as one whose sizes do not.
 
-Deliberately not modelled: ``bs_unaligned``, ``bs_is_seq_rand``, ``blockalign``, trims.
+Deliberately not modelled: ``bs_unaligned``, ``bs_is_seq_rand``, trims.
 """
 from __future__ import annotations
 
@@ -130,6 +132,17 @@ def block_sizes(bs, bsrange="", bssplit="") -> tuple[DirSizes, DirSizes]:
                 sizes = [bs for bs, _ in split]
                 out[d] = DirSizes(min(sizes), max(sizes), split)
     return out[0], out[1]
+
+
+def block_align(ba, sizes: tuple[DirSizes, DirSizes]) -> tuple[int, int]:
+    """(reads, writes) alignment of random offsets: fio's ``ba=r[,w[,t]]``
+    (``blockalign``; one value holds for every direction), each direction's ``min_bs``
+    where none is given (fio's ``fixup_options``); ``ValueError`` naming ``ba``."""
+    if not str(ba).strip():
+        return sizes[0].min_bs, sizes[1].min_bs
+    parts = _per_direction(ba, "ba")
+    r, w = (_size(t, "ba", ba) if t else s.min_bs for t, s in zip(parts, sizes))
+    return r, w
 
 
 class SizeDraw:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ...checks import MAX_SECONDS, above, at_least, at_most
 from ...fs.config import O_DSYNC, O_SYNC
 from ...units import parse_size
-from .bs import block_sizes
+from .bs import block_align, block_sizes
 from .distribution import parse_distribution
 from .offsets import RW_SEQUENCERS, percentage_random, rw_postfix, size_percent
 from .pace import min_bytes_per_s, rate_ns_per_io
@@ -31,6 +31,7 @@ class FioConfig:
     bs: str = "4k"
     bsrange: str = ""
     bssplit: str = ""
+    ba: str = ""                # fio's ba / blockalign: random offsets' alignment
     iodepth: int = 1
     numjobs: int = 1
     size: str = "1g"
@@ -83,6 +84,7 @@ class FioConfig:
             raise ValueError(f"ioengine: must be one of {', '.join(IOENGINES)}, got {self.ioengine!r}")
         sizes = block_sizes(self.bs, self.bsrange, self.bssplit)
         bs = min(s.min_bs for s in sizes)
+        block_align(self.ba, sizes)
         if skip and not self.fixed_bs:
             raise ValueError(f"rw: a holed sequential pass ({self.rw!r}) with sizes that "
                              f"vary (bs per direction, bsrange, bssplit) is not modelled")
@@ -176,9 +178,14 @@ class FioConfig:
         return block_sizes(self.bs, self.bsrange, self.bssplit)
 
     @property
+    def random_align(self) -> tuple[int, int]:
+        """(reads, writes) alignment of random offsets: ``ba``, else ``min_bs``."""
+        return block_align(self.ba, self.block_sizes)
+
+    @property
     def bs_bytes(self) -> int:
         """The smallest size of any direction (fio's ``td_min_bs``): the region's
-        alignment and the random offsets' grid."""
+        alignment and, unless ``ba`` says otherwise, the random offsets' grid."""
         return min(s.min_bs for s in self.block_sizes)
 
     @property

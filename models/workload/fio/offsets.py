@@ -27,9 +27,9 @@ Modelled:
   start.
 
 - **Sizes** (``models.workload.fio.bs``): each I/O's size is drawn after its offset;
-  random offsets are multiples of the smallest size of their direction (fio's ``ba``,
-  which defaults to ``min_bs``) and a size that would pass the region's end is drawn
-  again; a sequential stream goes on where its last I/O ended, whatever its size,
+  random offsets are multiples of their direction's ``ba`` (``blockalign``), which
+  defaults to its smallest size (``min_bs``), and leave room for that size; a size
+  that would pass the region's end is drawn again; a sequential stream goes on where its last I/O ended, whatever its size,
   and starts over when its direction's smallest size no longer fits.
 
 Deliberately not modelled: fio's random map (each block once per pass): blocks are
@@ -156,24 +156,31 @@ class Offsets:
 
     def __init__(self, cfg, size_bytes: int, rng: np.random.Generator) -> None:
         mode = cfg.mode
-        self.bs = bs = cfg.bs_bytes                # the smallest size: the random grid
-        self.n_blocks = size_bytes // bs
-        self.size_bytes = self.n_blocks * bs
+        self.bs = bs = cfg.bs_bytes                # the smallest size: the region's grid
+        self.size_bytes = size_bytes // bs * bs
         self.rng = rng
         self.sizes = SizeDraw(cfg.block_sizes, rng)
         self.fixed = self.sizes.fixed
         self.min_bs = [s.min_bs for s in cfg.block_sizes]      # per direction
         self.bs_of = self.min_bs if self.fixed else None
-        # one size for every I/O: a random offset needs no alignment nor room check
-        self.one_size = self.fixed and self.min_bs[READ] == self.min_bs[WRITE]
         self.random = mode.startswith("rand")
+        # random offsets' alignment per direction (fio's ba; min_bs unless given, and
+        # for sequential modes); they are drawn on the finest, ``grid``, from the
+        # blocks that leave room for the smallest size (fio's ``last_block``)
+        self.align = list(cfg.random_align) if self.random else list(self.min_bs)
+        self.grid = grid = min(self.align)
+        self.n_blocks = (self.size_bytes - max(0, bs - grid)) // grid
+        # one size and one alignment for every I/O: a random offset needs no alignment
+        # nor room check
+        self.one_size = (self.fixed and self.min_bs[READ] == self.min_bs[WRITE]
+                         and self.align[READ] == self.align[WRITE])
         self.mixed = mode in ("randrw", "readwrite")
         self.fixed_op = WRITE if mode in ("write", "randwrite") else READ
         self.rwmixread = cfg.rwmixread
         self.seq_nr, self.seq_add = rw_postfix(cfg.rw, self.random)
         self.identical = cfg.rw_sequencer == "identical"
         dist = parse_distribution(cfg.random_distribution)
-        self.sampler = (BlockSampler(dist, self.n_blocks, rng, bs)
+        self.sampler = (BlockSampler(dist, self.n_blocks, rng, grid)
                         if self.random and dist.kind != "random" else None)
         self.perc_random = percentage_random(cfg.percentage_random)
         self.some_sequential = self.random and min(self.perc_random) < 100
@@ -201,7 +208,7 @@ class Offsets:
         if self.random:
             blocks = (self.sampler.draw(CHUNK) if self.sampler is not None
                       else self.rng.integers(0, self.n_blocks, CHUNK))
-            self._offs = (blocks * self.bs).tolist()
+            self._offs = (blocks * self.grid).tolist()
         if self.mixed:
             self._reads = (self.rng.random(CHUNK) * 100.0 < self.rwmixread).tolist()
         if self.some_sequential:        # fio's seq_rand_state draws (1..100 <= perc)
@@ -244,12 +251,12 @@ class Offsets:
         return self._placed(op, pos)
 
     def _random_pos(self, op: int) -> int:
-        """The drawn random offset on ``op``'s grid (its smallest size), where that
-        size fits."""
+        """The drawn random offset on ``op``'s grid (its ``ba``, else its smallest
+        size), where that size fits."""
         pos = self._offs[self._i]
-        step = self.min_bs[op]
-        if step != self.bs:
-            pos = min(pos - pos % step, (self.size_bytes - step) // step * step)
+        step, need = self.align[op], self.min_bs[op]
+        if step != self.grid or pos + need > self.size_bytes:
+            pos = min(pos - pos % step, (self.size_bytes - need) // step * step)
         return pos
 
     def _placed(self, op: int, pos: int) -> tuple[int, int]:

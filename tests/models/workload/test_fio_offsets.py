@@ -173,3 +173,35 @@ def test_a_bad_percentage_random_is_one_line_naming_it(text):
     with pytest.raises(ValueError, match=r"^percentage_random: expected r\[,w\[,t\]\] "
                                          r"percentages in 0\.\.100, got "):
         FioConfig(percentage_random=text)
+
+
+def test_blockalign_puts_random_offsets_on_its_grid_with_room_for_the_block():
+    """ba=512 with bs=4k (fio's blockalign): 4 KiB I/Os at any sector whose block fits
+    in the region - fio's last_block, (64 KiB - (4 KiB - 512)) / 512 = 121 offsets -,
+    each drawn."""
+    offs = {off for _, off in _seq(FioConfig(rw="randread", bs="4k", ba="512"), 4000)}
+    assert offs == set(range(0, 64 * KB - 4 * KB + 1, 512))
+
+
+def test_blockalign_left_out_is_the_block_size_and_sequential_modes_ignore_it():
+    assert (_seq(FioConfig(rw="randread"), 200, size=2**30)
+            == _seq(FioConfig(rw="randread", ba="4k"), 200, size=2**30))
+    assert ([off for _, off in _seq(FioConfig(rw="read", ba="512"), 20)]
+            == [i * 4 * KB for i in range(16)] + [i * 4 * KB for i in range(4)])
+
+
+def test_blockalign_per_direction_as_bs():
+    """ba=4k,512 on randrw: reads on the 4 KiB grid, writes at any sector."""
+    ios = _seq(FioConfig(rw="randrw", bs="4k", ba="4k,512"), 2000, size=2**20)
+    reads = [off for op, off in ios if op == READ]
+    writes = [off for op, off in ios if op == WRITE]
+    assert all(off % (4 * KB) == 0 for off in reads)
+    assert all(off % 512 == 0 for off in writes)
+    assert sum(off % (4 * KB) != 0 for off in writes) > 0.8 * len(writes)
+    assert max(reads + writes) <= 2**20 - 4 * KB
+
+
+@pytest.mark.parametrize("ba", ["100", "1,2,3,4", "4q"])
+def test_a_bad_blockalign_names_ba(ba):
+    with pytest.raises(ValueError, match=r"^ba: "):
+        FioConfig(ba=ba)

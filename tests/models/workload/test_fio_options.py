@@ -283,3 +283,38 @@ def test_rate_process_poisson_issues_at_the_rate_with_exponential_gaps():
     assert iops == pytest.approx(1000, abs=2) and g.std() / g.mean() < 0.05
     with pytest.raises(ValueError, match="^rate_process: must be linear or poisson"):
         FioConfig(rate_process="bursty")
+
+
+def test_misaligned_writes_make_the_flash_drive_read_modify_write_both_end_pages():
+    """fio's ba=512 with bs=4k - the random writes of a partition that does not start on
+    a 4 KiB boundary: a write that starts or ends inside a 4 KiB flash page makes the
+    drive read that page and merge it (read_modify_writes), so a misaligned 4 KiB write
+    programs two pages; aligned, none is read and each write programs one."""
+    from models.device.ssd import SSD, SSDConfig
+
+    def run(ba):
+        sim = Simulator()
+        dev = SSD(sim, "ssd", SSDConfig(
+            capacity_bytes=64 * 2**20, raw_capacity_bytes=80 * 2**20, channels=2,
+            dies_per_channel=2, pages_per_block=16, precondition="sequential"),
+            rng=np.random.default_rng(1))
+        sent = []
+        submit = dev.submit
+        dev.submit = lambda req: (sent.append((req.offset_bytes, req.size_bytes)), submit(req))
+        job = FioJob(sim, FioConfig(rw="randwrite", bs="4k", ba=ba, iodepth=8, size="32m",
+                                    runtime_s=1e6, number_ios=2000),
+                     BlockQueue(sim, dev, BlockConfig(scheduler="noop")),
+                     np.random.default_rng(1))
+        job.start()
+        sim.run()
+        return job.results(), dev.stats(), sent
+
+    aligned, a_st, _ = run("")
+    assert a_st["read_modify_writes"] == 0 and a_st["flash_pages_written_host"] == 2000
+    res, st, sent = run("512")
+    partial = sum((off % 4096 != 0) + ((off + n) % 4096 != 0) for off, n in sent)
+    assert partial > 1.5 * len(sent)                 # 7 in 8 offsets are misaligned
+    assert st["read_modify_writes"] == partial
+    assert st["flash_pages_written_host"] == sum(
+        (off + n + 4095) // 4096 - off // 4096 for off, n in sent)
+    assert res["iops"] < aligned["iops"]
