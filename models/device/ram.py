@@ -74,7 +74,7 @@ class RAM(Device):
 
     def stats(self) -> dict:
         s = super().stats()
-        s["busy_ns"] = self._busy_total      # time with a command outstanding (%util)
+        s["busy_ns"] = self.outstanding_ns()    # time with a command outstanding (%util)
         return s
 
     def service_ns(self, req: IORequest) -> int:

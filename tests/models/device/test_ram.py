@@ -66,3 +66,16 @@ def test_busy_time_counts_overlapping_commands_once():
     dev = RAM(sim, "ram0", RAMConfig(op_latency_us=1.0, bandwidth_MBps=4096))
     _trace(dev, sim, [IORequest(WRITE, 0, 4096), IORequest(READ, 0, 4096)])
     assert dev.stats()["busy_ns"] == 3000
+
+
+def test_busy_time_includes_the_busy_period_in_progress():
+    """As the SSD's and as Linux reads io_ticks up to now: a run that ends with a
+    command in service counts the time it has been outstanding so far."""
+    sim = Simulator()
+    dev = RAM(sim, "ram0", RAMConfig(op_latency_us=1.0, bandwidth_MBps=4096))
+    dev.on_complete = lambda r: None
+    dev.submit(IORequest(WRITE, 0, 4096))            # 1 us + 4096 B at 4.096 B/ns: 2 us
+    sim.run(until_ns=1500)
+    assert dev.stats()["busy_ns"] == 1500
+    sim.run()
+    assert dev.stats()["busy_ns"] == 2000
