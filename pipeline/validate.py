@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in refs:
                 print(f"{r.id:28s} {r.experiment:24s} {r.metric:30s} {shlex.join(r.overrides)}")
             return 0
-        from .report import needs_details
+        from .report_styles import needs_details
         from .version import code_version
 
         details = {r.experiment for r in refs if needs_details(r.experiment)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import reference, report, validate
+from pipeline import reference, report, report_styles, validate
 from pipeline.job import summary_table
 from pipeline.plots import bars, lines
 from pipeline.plots.common import Overlay, sort_key, unit_of, varying
@@ -178,7 +178,7 @@ def test_cdf_style_reads_the_requests_detail_tables(tmp_path):
                   {"summary": summary_table(row),
                    "requests": pa.table({"measured_ns": measured, "response_ns": simulated})})
         rows.append(row)
-    assert report.needs_details("disk_validation")
+    assert report_styles.needs_details("disk_validation")
     path = report.draw("disk_validation", report.load_rows(tmp_path, "disk_validation"),
                        path=tmp_path / "cdf.png", results_dir=tmp_path)
     assert is_png(path)
