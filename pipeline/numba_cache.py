@@ -19,15 +19,27 @@ own locators, which still serve every other cached function); it lives in
 ``configure`` must run before numba is first imported: ``pipeline/__init__.py``,
 ``tests/conftest.py`` and ``bench/`` call it. A ``NUMBA_CACHE_DIR`` set by the user is
 left alone (and so is numba's own choice of locators).
+
+Each version of models/ leaves its own directory (tens of MB); a version no process has
+started on for ``UNUSED_DAYS`` is deleted (``prune``, at most once a day), so the cache
+does not grow with every edit or ``git pull``.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import os
+import shutil
+import time
 from pathlib import Path
 
 _SIBLING = Path(__file__).resolve().parents[1] / "models"
+# a version of models/ whose kernels no process has used for this long is deleted
+# (``prune``), looked for at most once a day
+UNUSED_DAYS = 30
+_DAY_S = 86_400
+_USED = ".last_used"        # touched in a version's directory by every process using it
+_PRUNED = ".last_pruned"
 # numba's locators after ours, in numba's own order
 _NUMBA_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator",
                    "IPythonCacheLocator", "ZipCacheLocator")
@@ -60,7 +72,37 @@ def configure() -> None:
     if models is None:
         return
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dbio-sim" / "numba"
-    os.environ["NUMBA_CACHE_DIR"] = str(base / models_source_hash(models))
+    version = base / models_source_hash(models)
+    os.environ["NUMBA_CACHE_DIR"] = str(version)
+    try:
+        version.mkdir(parents=True, exist_ok=True)
+        (version / _USED).touch()
+        prune(base)
+    except OSError:             # a read-only or full cache: numba copes (it compiles)
+        pass
     os.environ["DBIO_SIM_MODELS_DIR"] = str(models)
     os.environ.setdefault("NUMBA_CACHE_LOCATOR_CLASSES", ",".join(
         ("pipeline.numba_locator.ModelsCacheLocator", *_NUMBA_LOCATORS)))
+
+
+def prune(base: Path, now_s: float | None = None) -> list[Path]:
+    """Delete the versions under ``base`` that no process has used for ``UNUSED_DAYS``
+    (their ``.last_used`` marker, else the directory itself, that old), at most once a
+    day (``base/.last_pruned``); the deleted directories. A version in use is touched
+    by every process that starts on it, so only caches of sources nobody runs go."""
+    now_s = time.time() if now_s is None else now_s
+    stamp = base / _PRUNED
+    if stamp.exists() and now_s - stamp.stat().st_mtime < _DAY_S:
+        return []
+    stamp.touch()
+    os.utime(stamp, (now_s, now_s))
+    gone = []
+    for d in base.iterdir():
+        if not d.is_dir():
+            continue
+        marker = d / _USED
+        used = (marker if marker.exists() else d).stat().st_mtime
+        if now_s - used > UNUSED_DAYS * _DAY_S:
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d)
+    return gone

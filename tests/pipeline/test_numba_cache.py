@@ -70,3 +70,29 @@ def test_a_cache_directory_the_user_chose_is_left_to_numba(tmp_path):
     assert got["dir"] == str(mine)
     assert Path(got["path"]).parent == mine         # numba's own per-directory hash
     assert not (tmp_path / "cache").exists()
+
+
+def test_versions_nobody_used_for_a_month_are_pruned_once_a_day(tmp_path):
+    day = 86_400
+    now = 1_000 * day
+    for name, age_days in (("old", 31), ("recent", 29), ("unmarked_old", 40)):
+        d = tmp_path / name
+        d.mkdir()
+        if name == "unmarked_old":
+            os.utime(d, (now - age_days * day,) * 2)
+        else:
+            (d / ".last_used").touch()
+            os.utime(d / ".last_used", (now - age_days * day,) * 2)
+    gone = numba_cache.prune(tmp_path, now_s=now)
+    assert sorted(p.name for p in gone) == ["old", "unmarked_old"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["recent"]
+    # the next look is a day later: a version gone stale meanwhile waits for it
+    os.utime(tmp_path / "recent" / ".last_used", (now - 40 * day,) * 2)
+    assert numba_cache.prune(tmp_path, now_s=now + day - 1) == []
+    assert [p.name for p in numba_cache.prune(tmp_path, now_s=now + day + 1)] == ["recent"]
+
+
+def test_a_run_marks_its_version_used(tmp_path):
+    got = _probe(_copy(tmp_path / "a"), tmp_path / "cache")
+    assert (Path(got["dir"]) / ".last_used").exists()
+    assert (tmp_path / "cache" / "dbio-sim" / "numba" / ".last_pruned").exists()
