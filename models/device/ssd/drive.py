@@ -62,7 +62,8 @@ Default config: Intel X25-E 64 GB (SSDSA2SH064G1, 50 nm SLC, SATA 3 Gb/s). Data 
 blocks).
 
 - Read priority (``read_priority``, on by default): the controller queues per die and
-  serves a host read before the programs, GC copies and erases already queued there,
+  serves a host read - and a partial-page write's read of the old page it merges with -
+  before the programs, GC copies and erases already queued there,
   once the operation in progress ends (no program/erase suspend), and its channel
   transfer before the queued program and GC transfers, as flash firmware schedules
   reads first; reads keep their arrival order among themselves. Off, a read

@@ -39,9 +39,10 @@ Timing (integer ns, reserved in command arrival order):
   than its capacity: a write larger than the buffer streams in as programs free room.
 
 - Read priority (header flag ``G_READ_PRIO``): a die keeps the end times of the
-  operations booked on it (``bnd``); a host page read goes in at the first of them at
+  operations booked on it (``bnd``); a host page read - and the read of the old page a
+  partial-page write merges with (read-modify-write) - goes in at the first of them at
   or after its arrival and after the die's last queued read (``rd_end``): it waits
-  for the operation in progress, not for the queue. Everything booked behind it on the
+  for the operation in progress, not for the queue (``_priority_read``). Everything booked behind it on the
   die then ends later by the read's time (``die_free`` and the recorded ends move);
   what was already handed out for those operations - their channel bookings, a
   write's durable time, its buffer release - is not moved, so while reads cut in, the
@@ -172,6 +173,45 @@ def _read_insert(st, die, start, ready, now):
 
 
 @kernel
+def _priority_read(st, die, ppn, t, x, now):
+    """A page read of physical page ``ppn`` on ``die`` from ``t`` with read priority (a
+    host read's, or a read-modify-write's read of the old page): in at the die's read
+    slot, its ``x`` ns transfer cutting in on the channel before booked programs;
+    returns when its data is in the controller."""
+    g = st[S_HDR]
+    die_free = st[S_DIE_FREE]
+    iv_s, iv_e, iv_n = st[S_IV_S], st[S_IV_E], st[S_IV_N]
+    upp = g[G_UPP]
+    sensed = st[S_SENSED]
+    slot = _read_slot(st, die, t, now)
+    appended = slot >= die_free[die]
+    sense = g[P_TR]
+    if upp > 1:
+        npg = ppn // upp
+        # the register holds the page of the last operation before the slot:
+        # the end of the booked queue's, or the read the slot follows
+        if appended:
+            hit = sensed[die] == npg
+        else:
+            hit = slot == st[S_RD_END][die] and st[S_RD_PAGE][die] == npg
+        if hit:
+            sense = np.int64(0)
+        st[S_RD_PAGE][die] = npg
+        if appended:
+            sensed[die] = npg
+    s = slot + sense
+    ch = die % g[G_NCH]
+    w_end = st[S_W_END]
+    if w_end[ch] > s:       # programs / GC booked on the channel: cut in
+        ready = _cut_in(iv_s, iv_e, iv_n, ch, s, x, now) + x
+        w_end[ch] += x
+    else:
+        ready = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
+    _read_insert(st, die, slot, ready, now)
+    return ready
+
+
+@kernel
 def read(i32, i64, ch_bpns, off, size, t_start, now):
     """Reserve the flash reads of ``[off, off+size)`` from ``t_start``.
 
@@ -206,31 +246,7 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
             die = ppn // blk_pages
             x = np.int64(piece / ch_bpns + 0.5)
             if g[G_READ_PRIO]:
-                slot = _read_slot(st, die, t_start, now)
-                appended = slot >= die_free[die]
-                sense = g[P_TR]
-                if upp > 1:
-                    npg = ppn // upp
-                    # the register holds the page of the last operation before the slot:
-                    # the end of the booked queue's, or the read the slot follows
-                    if appended:
-                        hit = sensed[die] == npg
-                    else:
-                        hit = slot == st[S_RD_END][die] and st[S_RD_PAGE][die] == npg
-                    if hit:
-                        sense = np.int64(0)
-                    st[S_RD_PAGE][die] = npg
-                    if appended:
-                        sensed[die] = npg
-                s = slot + sense
-                ch = die % nch
-                w_end = st[S_W_END]
-                if w_end[ch] > s:       # programs / GC booked on the channel: cut in
-                    ready = _cut_in(iv_s, iv_e, iv_n, ch, s, x, now) + x
-                    w_end[ch] += x
-                else:
-                    ready = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
-                _read_insert(st, die, slot, ready, now)
+                ready = _priority_read(st, die, ppn, t_start, x, now)
             else:
                 s = die_free[die] if die_free[die] > t_start else t_start
                 if upp > 1 and sensed[die] == ppn // upp:
@@ -266,15 +282,19 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
     x = np.int64(page / ch_bpns + 0.5)
     old = st[S_L2P][lpn]
     if piece < page and old >= 0:
-        # partial page: read the old page into the controller and merge (RMW)
+        # partial page: read the old page into the controller and merge (RMW) - a
+        # read, with read priority taken as a host read's
         od = old // (g[G_PPB] * g[G_BPD])
-        r = die_free[od] if die_free[od] > s else s
-        s = _reserve(iv_s, iv_e, iv_n, od % nch, r + g[P_TR], x, now) + x
-        _w_book(st, od % nch, s)
-        die_free[od] = s
-        _book(st, od, s, now)
-        if g[G_UPP] > 1:
-            st[S_SENSED][od] = old // g[G_UPP]
+        if g[G_READ_PRIO]:
+            s = _priority_read(st, od, old, s, x, now)
+        else:
+            r = die_free[od] if die_free[od] > s else s
+            s = _reserve(iv_s, iv_e, iv_n, od % nch, r + g[P_TR], x, now) + x
+            _w_book(st, od % nch, s)
+            die_free[od] = s
+            _book(st, od, s, now)
+            if g[G_UPP] > 1:
+                st[S_SENSED][od] = old // g[G_UPP]
         st[S_COUNTERS][C_RMW] += 1
     die = choose_die(st, lpn, s)
     st[S_SENSED][die] = -1              # a program (and its GC) overwrites the register

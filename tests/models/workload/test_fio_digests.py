@@ -290,7 +290,7 @@ DIGESTS = {
     'ssd_randwrite_qd32_wce_full_buffer': '2362c14acf6730fb',
     'ssd_randwrite_qd4_nowce': '6d13723fc2912764',
     'ssd_write_512k_qd4_streams_through_the_buffer': '4fdcaa1fad4b8fac',
-    'ssd_randrw_qd8_2k_rmw': 'eef9b4d411528805',
+    'ssd_randrw_qd8_2k_rmw': 'e297c22f6b503453',
     'ssd_readwrite_qd4_reap2': '625d003d1da6d481',
     'deadline_randrw_qd32_wce': 'a7544b525816fd3b',
     'deadline_readwrite_qd4': '52e335f73706a120',
