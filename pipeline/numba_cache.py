@@ -11,7 +11,7 @@ module's absolute directory, so a second checkout of the same sources (a CI clon
 git worktree, the code Ray ships to a cluster's workers, which lands in a new directory
 every Ray session) compiled every kernel again: ~15 s of CPU for the HDD's, ~13 s for
 the SSD's. ``ModelsCacheLocator`` files them under their place inside models/ instead
-(``device/hdd``), with the source's content as its stamp, so any copy of the same
+(``models/device/hdd``), with the source's content as its stamp, so any copy of the same
 sources finds them. numba picks it through ``NUMBA_CACHE_LOCATOR_CLASSES`` (before its
 own locators, which still serve every other cached function); it lives in
 ``pipeline/numba_locator.py``, which imports numba, so that this module does not.

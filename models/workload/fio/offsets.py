@@ -29,8 +29,9 @@ Modelled:
 - **Sizes** (``models.workload.fio.bs``): each I/O's size is drawn after its offset;
   random offsets are multiples of their direction's ``ba`` (``blockalign``), which
   defaults to its smallest size (``min_bs``), and leave room for that size; a size
-  that would pass the region's end is drawn again; a sequential stream goes on where its last I/O ended, whatever its size,
-  and starts over when its direction's smallest size no longer fits.
+  that would pass the region's end is drawn again; a sequential stream goes on where
+  its last I/O ended, whatever its size, and starts over when its direction's
+  smallest size no longer fits.
 
 Deliberately not modelled: fio's random map (each block once per pass): blocks are
 drawn with replacement, as with ``norandommap``; a negative postfix (backwards
