@@ -42,15 +42,15 @@ Timing (integer ns, reserved in command arrival order):
   operations booked on it (``bnd``); a host page read - and the read of the old page a
   partial-page write merges with (read-modify-write) - goes in at the first of them at
   or after its arrival and after the die's last queued read (``rd_end``): it waits
-  for the operation in progress, not for the queue (``_priority_read``). Everything booked behind it on the
-  die then ends later by the read's time (``die_free`` and the recorded ends move);
-  what was already handed out for those operations - their channel bookings, a
-  write's durable time, its buffer release - is not moved, so while reads cut in, the
-  queued programs free buffer space and become durable up to the reads' time early.
-  On the channel likewise: when programs, GC copies or read-modify-writes are booked
-  on it past the read's page (``w_end``), the read's transfer waits for the transfer
-  in progress (one page at most) and the booked busy time behind it moves back
-  (``_cut_in``); otherwise it takes the earliest gap as before. Pure reads and pure
+  for the operation in progress, not for the queue (``_priority_read``). Everything
+  booked behind it on the die then ends later by the read's time (``die_free`` and the
+  recorded ends move); what was already handed out for those operations - their
+  channel bookings, a write's durable time, its buffer release - is not moved, so
+  while reads cut in, the queued programs free buffer space and become durable up to
+  the reads' time early. On the channel likewise: when programs or GC copies are
+  booked on it past the read's page (``w_end``), the read's transfer waits for the
+  transfer in progress (one page at most) and the booked busy time behind it moves
+  back (``_cut_in``); otherwise it takes the earliest gap as before. Pure reads and pure
   writes are booked exactly as without the flag.
 
 Deliberately not modelled: multi-plane programs (``program_us`` is already the
