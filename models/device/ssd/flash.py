@@ -18,8 +18,9 @@ reaches the host.
   acknowledged it), its bytes in ``volatile_bytes()`` until then. With
   ``power_loss_protection`` the buffer is durable: nothing is volatile, and FLUSH
   (``_flush_done``) costs its command time; without it FLUSH waits for every accepted
-  write to be programmed and then commits the FTL map (``flush_metadata_pages``
-  programmed one after another) if anything was written or trimmed since the last.
+  write to be programmed and then commits the FTL map (``flush_metadata_pages`` NAND
+  pages programmed one after another, each holding its die for a whole page's tPROG:
+  ``kernels.program_serial``) if anything was written or trimmed since the last.
 - DISCARD: its command time, then the whole mapping units it covers unmapped (``trim``).
 - The flash counters of ``stats()`` (pages written by the host and by GC, reads,
   erases, write amplification, read-modify-writes) and ``busy_ns`` as time with a

@@ -236,8 +236,11 @@ def write(i32, i64, ch_bpns, host_bpns, off, size, t_data, now):
 
 @kernel
 def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
-    """Program ``n_pages`` one after the other on one die (FTL metadata commit); the
-    die is the one free first when ``die`` < 0."""
+    """Program ``n_pages`` NAND pages one after the other on one die (FTL metadata
+    commit); the die is the one free first when ``die`` < 0. Each is a program of its
+    own: the page's units (``G_UPP``) go over the channel and the die is held for the
+    whole page's program time, ``G_UPP`` x the effective per-unit ``P_TPROG`` - a
+    lone program is not shared with other data as a stream's programs are."""
     st = views(i32, i64)
     g = st[S_HDR]
     die_free = st[S_DIE_FREE]
@@ -246,14 +249,15 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
         for d in range(g[G_NDIE]):
             if die_free[d] < die_free[die]:
                 die = d
-    x = np.int64(g[G_PAGE] / ch_bpns + 0.5)
+    x = np.int64(g[G_UPP] * g[G_PAGE] / ch_bpns + 0.5)
+    prog = g[G_UPP] * g[P_TPROG]
     ch = die % g[G_NCH]
     st[S_SENSED][die] = -1
     s = die_free[die] if die_free[die] > t_start else t_start
     for _ in range(n_pages):
         s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x
         _w_book(st, ch, s)
-        s += g[P_TPROG]
+        s += prog
         _book(st, die, s, now)
     die_free[die] = s
     return s

@@ -88,7 +88,8 @@ def samsung_970_evo_plus_1tb(**overrides) -> NVMeConfig:
     (-> ``read_cmd_us`` from 1/19,000 s = 52.6 us; ``write_cmd_us`` from 1/60,000 s =
     16.7 us). Assumed: tR 40 us (SLC-cached reads of fresh data), 800 MB/s channels
     (Toggle 4.0 class), 5 firmware cores, 9.95 % spare (1 TiB of NAND for 1 TB),
-    2 map pages programmed per FLUSH, a 4 MiB write buffer. Preconditioned
+    2 map pages programmed per FLUSH (16 KiB NAND pages, 159 us each: a lone program
+    holds the die for the page's whole tPROG), a 4 MiB write buffer. Preconditioned
     ``sequential`` (every LBA written once: reads find data); the sheet's random-write
     figure is a fresh drive's (``precondition: fresh``)."""
     cfg = dict(

@@ -113,6 +113,20 @@ def test_flush_without_power_loss_protection_programs_the_cache_and_the_map():
     assert dev.volatile_bytes() == 0
 
 
+@pytest.mark.parametrize("units_per_nand_page", [1, 4])
+def test_flush_programs_each_map_page_as_a_whole_nand_page(units_per_nand_page):
+    # a lone map-page program holds its die for the NAND page's tPROG (units per page x
+    # the effective per-unit program_us), after the page's units cross the channel -
+    # not one unit's share of a stream's program
+    kw = dict(power_loss_protection=False, nand_page_bytes=units_per_nand_page * 4 * KB)
+    _, f3, _, dev = _write_then_flush(flush_metadata_pages=3, **kw)
+    _, f0, _, _ = _write_then_flush(flush_metadata_pages=0, **kw)
+    cfg = dev.cfg
+    page_ns = units_per_nand_page * (cfg.program_us * 1e3
+                                     + cfg.page_bytes / (cfg.channel_MBps * 1e6) * 1e9)
+    assert f3 - f0 == pytest.approx(3 * page_ns, abs=3)
+
+
 def test_fua_write_completes_in_the_buffer_only_with_power_loss_protection():
     sim, dev = drive(power_loss_protection=True)
     plp = one(sim, dev, IORequest(WRITE, 0, 8 * KB, fua=True))
