@@ -98,11 +98,15 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
                         ax.annotate(f"{value / pub.published:.2f}x", (i, top), xytext=(0, 3),
                                     textcoords="offset points", ha="center", fontsize=8)
         ax.set_xticks(range(len(cats)))
-        cats = ["\n".join(textwrap.fill(part, 24) for part in c.split("\n")) for c in cats]
+        # wrapped between name=value parts, never inside a name (innodb_flush_method)
+        cats = ["\n".join(textwrap.fill(part, 24, break_long_words=False, break_on_hyphens=False)
+                          for part in c.split("\n")) for c in cats]
         longest = max((max(map(len, c.split("\n"))) for c in cats), default=0)
         tilt = longest * n_cat > 12 * width
-        ax.set_xticklabels(cats, rotation=20 if tilt else 0, ha="right" if tilt else "center",
-                           fontsize=8)
+        # too wide side by side: turned 45 degrees about the label's right end (at a
+        # shallower angle the lines of neighbouring wrapped labels run into each other)
+        ax.set_xticklabels(cats, rotation=45 if tilt else 0, ha="right" if tilt else "center",
+                           rotation_mode="anchor" if tilt else "default", fontsize=8)
         if xlabel:
             ax.set_xlabel(xlabel)
         ax.set_ylabel(axis_label(metric, units.get(metric, "")), fontsize=9)
