@@ -35,11 +35,11 @@ Modelled, per command (all reservations in command arrival order, integer ns):
 - FLUSH CACHE (non-queued ATA command): the host drains the NCQ queue first, so the
   flush starts once every accepted command is done; without power-loss
   protection it waits for the buffer to be programmed, then commits the FTL
-  metadata (``flush_metadata_pages`` NAND pages
-  programmed one after another on the die free first, each a whole page's tPROG) if anything was written or
-  trimmed since the last flush. No new
-  command is accepted while it runs. A flush with nothing written costs only its
-  command overhead. ``nobarrier`` is the filesystem's business: it never sends FLUSH.
+  metadata (``flush_metadata_pages`` NAND pages programmed one after another on the
+  die free first, each a whole page's tPROG) if anything was written or trimmed since
+  the last flush. No new command is accepted while it runs. A flush with nothing
+  written costs only its command overhead. ``nobarrier`` is the filesystem's
+  business: it never sends FLUSH.
 - ``volatile_bytes()``: acknowledged write data still only in the buffer. Programmed
   pages are counted as durable (a page-mapped FTL rebuilds its map from the pages'
   out-of-band LPN tags after power loss), so the metadata commit is a cost, not a
