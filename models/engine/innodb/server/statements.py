@@ -71,7 +71,10 @@ class ServerTrx:
 
 
 class StatementPath:
-    """What ``InnoDBServer`` runs for a client: ``run`` and the page steps under it."""
+    """What ``InnoDBServer`` runs for a client: ``run`` and the page steps under it. A
+    part of the server, not a server of its own: it works on the attributes
+    ``InnoDBServer.__init__`` sets (``pool``, ``tables``, ``locks``, ``ckpt``, ``ibuf``,
+    ``redo``, ``commit_path``, the undo ring and the counters)."""
 
     # -- pages -----------------------------------------------------------------------------
     def _hits(self, pages) -> int:
