@@ -16,8 +16,11 @@ Results: every job's summary under ``job<i>.`` (its index in the file, from 0:
 the first job's measured start to the last job's end (for one group of jobs with the
 same runtime, the sum of their IOPS).
 
-Not modelled: ``wait_for``, ``startdelay``, ``exitall`` / ``exitall_on_error``, jobs on
-different devices (every job of the file runs on the device of ``filename``).
+A job's ``startdelay`` counts from the start of its phase (``FioJob.start``): the file's
+start, or the end of the jobs above its stonewall.
+
+Not modelled: ``wait_for``, ``exitall`` / ``exitall_on_error``, jobs on different
+devices (every job of the file runs on the device of ``filename``).
 """
 from __future__ import annotations
 
