@@ -15,8 +15,8 @@ HOWTO):
 - ``runtime`` / ``ramp_time`` (seconds unless suffixed: us, ms, s, m, h, d):
   ``runtime_s`` = runtime, ``ramp_time_s`` = ramp_time (fio's ramp is lead-in time on
   top of the runtime: the job runs both, ``models.workload.fio``); ``startdelay`` ->
-  ``startdelay_s`` (the job starts that long after its phase; fio's random range is
-  not modelled). ``thinktime`` (microseconds unless suffixed) -> ``thinktime_us``.
+  ``startdelay_s`` (the job starts that long after the run's start, as fio counts it,
+  and not before its stonewall's jobs have ended; fio's random range is not modelled). ``thinktime`` (microseconds unless suffixed) -> ``thinktime_us``.
 - ``rw=`` (or ``readwrite=``) takes fio's values, the value ``rw`` being ``readwrite``
   (options.c), with fio's postfix (``randread:8``: a new random offset every 8 I/Os,
   ``rw_sequencer`` saying what the others do; ``write:4k``: 4k skipped after every

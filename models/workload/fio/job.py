@@ -308,9 +308,13 @@ class FioJob(FioGroup):
         self._iostat_from: tuple | None = None
         self.sync_lat = LatencyRecorder()      # fsync/fdatasync: drain + FLUSH
 
-    def start(self) -> None:
-        """Start the jobs, after ``startdelay``."""
+    def start(self, genesis_ns: int | None = None) -> None:
+        """Start the jobs, after ``startdelay``: counted from ``genesis_ns`` when given
+        (fio's start, for a job that waited for a stonewall: ``run_threads`` starts a job
+        once ``utime_since_genesis`` has passed its delay), else from now."""
         delay_ns = int(self.cfg.startdelay_s * 1e9)
+        if genesis_ns is not None:
+            delay_ns = max(0, genesis_ns + delay_ns - self.sim.now_ns)
         if delay_ns:
             self.measure_from_ns = self.sim.now_ns + delay_ns + self.ramp_ns
             self.sim.after(delay_ns, self._start_now)

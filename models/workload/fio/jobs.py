@@ -16,8 +16,9 @@ Results: every job's summary under ``job<i>.`` (its index in the file, from 0:
 the first job's measured start to the last job's end (for one group of jobs with the
 same runtime, the sum of their IOPS).
 
-A job's ``startdelay`` counts from the start of its phase (``FioJob.start``): the file's
-start, or the end of the jobs above its stonewall.
+A job's ``startdelay`` counts from the start of the file's run, as fio counts it (fio's
+genesis; backend.c ``run_threads``): a job behind a stonewall starts when the jobs
+above it have ended or when its delay is over, whichever is later.
 
 Not modelled: ``wait_for``, ``exitall`` / ``exitall_on_error``, jobs on different
 devices (every job of the file runs on the device of ``filename``).
@@ -101,7 +102,7 @@ class FioJobs:
             self.sim.stop()
             return
         for m in self.phases[self.phase]:
-            m.start()
+            m.start(self.started_ns)
 
     def ended(self, member: _Member) -> None:
         """A job's runtime is over (or its I/Os done); the next phase starts when every

@@ -97,3 +97,18 @@ def test_a_job_with_startdelay_joins_the_one_already_running():
     assert all(op == READ for t, op, *_ in dev.served if t < 100 * MS)
     assert jobs.members[1].measure_from_ns == 100 * MS
     assert jobs.results()["job1.write_iops"] == pytest.approx(500, abs=10)
+
+
+@pytest.mark.parametrize("delay_ms, start_ms", [(50, 100), (150, 150)])
+def test_a_stonewall_jobs_startdelay_counts_from_the_runs_start(delay_ms, start_ms):
+    """fio's run_threads starts a job once its startdelay has passed since fio started
+    (utime_since_genesis) and the jobs above its stonewall have ended: behind a 100 ms
+    job, a delay of 50 ms is over already (start at 100 ms), one of 150 ms starts it at
+    150 ms - not at the phase's start plus the delay (150 and 250 ms)."""
+    cfg = FioJobsConfig(
+        jobs=(FioConfig(rw="read", runtime_s=0.1),
+              FioConfig(rw="write", runtime_s=0.05, startdelay_s=delay_ms / 1000)),
+        names=("a", "b"), groups=(0, 1), stonewall=(False, True))
+    jobs, dev = _run(cfg)
+    assert jobs.members[1].started_ns == start_ms * MS
+    assert min(t for t, op, *_ in dev.served if op == WRITE) == start_ms * MS
