@@ -122,6 +122,12 @@ def convert(kind: str, name: str, value):
         except (TypeError, ValueError):
             raise ValueError(f"{name}: expected a number, got {value!r}") from None
     if kind == "time_s":
+        low, dash, high = str(value).partition("-")
+        if name == "startdelay" and dash and low.strip() and high.strip():
+            # fio's irange (startdelay=1-3): a delay drawn per job clone, which FioJob
+            # does not do (it starts a job's clones together)
+            raise ValueError(f"{name}: fio's random range ({str(value).strip()!r}, a value "
+                             f"drawn per job clone) is not modelled here: give one time")
         return round(parse_time(value, 1.0, name), 9)          # to the nanosecond
     if kind == "time_us":
         return round(parse_time(value, 1e-6, name) * 1e6, 3)

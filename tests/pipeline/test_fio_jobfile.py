@@ -89,6 +89,10 @@ def test_a_job_file_is_the_workload_and_fio_json_sits_beside_the_row(tmp_path, c
     (("size=10g\n", "direct=0\n"), r"rr\.fio: buffered I/O \(direct=0, fio's default\) goes "
                                      r"to a file, which needs size="),
     (("runtime=150ms", "runtime=soon"), r"rr\.fio line 6: runtime: expected a time such as 30s"),
+    # fio's range syntax is fio's own: refused as not modelled, not as a bad time
+    (("bs=4k", "startdelay=1-3"),
+     r"rr\.fio line 12: startdelay: fio's random range \('1-3', a value drawn per job clone\) "
+     r"is not modelled here: give one time$"),
     (("ioengine=libaio", "ioengine=libiao"), r"rr\.fio line 3: ioengine: .* \(did you mean 'libaio'\?\)"),
     # a bad value the workload's config refuses names the file, the line and the option
     (("bs=4k", "bs=16q"), r"rr\.fio line 12: bs: expected a size such as 4k or 1g, got '16q'$"),
