@@ -64,6 +64,13 @@ PREDICTIONS = [
     pytest.param(P.samsung_970_evo_plus_1tb, "4K random write IOPS (fresh drive)",
                  lambda p: iops(p, "randwrite", 128, precondition="fresh"), 550_000,
                  marks=MISS, id="970-randwrite-qd1-latency-all-core-occupancy-5-cores-x-15.6us"),
+    # the sheet's footnote, beyond the Intelligent TurboWrite (SLC) buffer: the model has
+    # no SLC cache, so its one program rate is the cached one (program_us from 3,300 MB/s)
+    (P.samsung_970_evo_plus_1tb, "4K random write IOPS beyond the TurboWrite buffer",
+     lambda p: iops(p, "randwrite", 128, precondition="fresh"), 400_000),
+    pytest.param(P.samsung_970_evo_plus_1tb, "sequential write MB/s beyond the TurboWrite buffer",
+                 lambda p: seq_mb_s(p, "write"), 1_700,
+                 marks=MISS, id="970-seq-write-beyond-slc-cache-no-slc-cache-one-program-rate"),
     (P.intel_optane_p4800x_375gb, "4K random read IOPS",
      lambda p: iops(p, "randread", 128, n=4000), 550_000),
     (P.intel_optane_p4800x_375gb, "4K random write IOPS",
