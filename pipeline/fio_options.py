@@ -49,7 +49,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "iodepth_low": ("int", "iodepth_low"),
     "fadvise_hint": ("str", "fadvise_hint"),
     "runtime": ("time_s", "runtime"), "ramp_time": ("time_s", "ramp_time"),
-    "startdelay": ("time_s", "startdelay_s"),
+    # fio reads a range too (startdelay=1-3: its option has a high bound, off2)
+    "startdelay": ("time_range_s", "startdelay_s"),
     "time_based": ("bool", "time_based"), "number_ios": ("int", "number_ios"),
     "io_size": ("str", "io_size"), "io_limit": ("str", "io_size"),
     "loops": ("int", "loops"),
@@ -121,13 +122,15 @@ def convert(kind: str, name: str, value):
             return float(value)
         except (TypeError, ValueError):
             raise ValueError(f"{name}: expected a number, got {value!r}") from None
-    if kind == "time_s":
+    if kind == "time_range_s":
         low, dash, high = str(value).partition("-")
-        if name == "startdelay" and dash and low.strip() and high.strip():
-            # fio's irange (startdelay=1-3): a delay drawn per job clone, which FioJob
-            # does not do (it starts a job's clones together)
+        if dash and low.strip() and high.strip():
+            # fio's range: a value drawn per job clone, which FioJob does not do (it
+            # starts a job's clones together)
             raise ValueError(f"{name}: fio's random range ({str(value).strip()!r}, a value "
                              f"drawn per job clone) is not modelled here: give one time")
+        kind = "time_s"
+    if kind == "time_s":
         return round(parse_time(value, 1.0, name), 9)          # to the nanosecond
     if kind == "time_us":
         return round(parse_time(value, 1e-6, name) * 1e6, 3)
