@@ -14,8 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .common import (Overlay, axis_label, finish, label_by, panel_title, pyplot, save, short,
-                     sort_key, units_with, value_text, varying)
+from .common import (Overlay, axis_label, category_labels, finish, label_by, panel_title,
+                     pyplot, save, short, sort_key, units_with, value_text, varying)
 
 PUBLISHED_COLOR = "0.6"
 
@@ -103,10 +103,7 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
                           for part in c.split("\n")) for c in cats]
         longest = max((max(map(len, c.split("\n"))) for c in cats), default=0)
         tilt = longest * n_cat > 12 * width
-        # too wide side by side: turned 45 degrees about the label's right end (at a
-        # shallower angle the lines of neighbouring wrapped labels run into each other)
-        ax.set_xticklabels(cats, rotation=45 if tilt else 0, ha="right" if tilt else "center",
-                           rotation_mode="anchor" if tilt else "default", fontsize=8)
+        category_labels(ax, cats, tilt)
         if xlabel:
             ax.set_xlabel(xlabel)
         ax.set_ylabel(axis_label(metric, units.get(metric, "")), fontsize=9)

@@ -207,6 +207,15 @@ def _apart(rows: list[dict]) -> list[str]:
     return [c for c in cols if c != "run.overrides"] or cols
 
 
+def category_labels(ax, labels, tilt: bool) -> None:
+    """Bar labels under ``ax``; ``tilt`` (too wide to stand side by side): turned 45
+    degrees about each label's right end - at a shallower angle the lines of
+    neighbouring two-line labels run into each other."""
+    ax.set_xticklabels(labels, fontsize=8, rotation=45 if tilt else 0,
+                       ha="right" if tilt else "center",
+                       rotation_mode="anchor" if tilt else "default")
+
+
 def save(fig, path: str | Path) -> Path:
     """Write ``fig`` as PNG atomically (temp name, rename) and close it."""
     import matplotlib.pyplot as plt

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from .common import axis_label, finish, panel_title, pyplot, save, sort_key
+from .common import axis_label, category_labels, finish, panel_title, pyplot, save, sort_key
 
 MAX_PX = 2000
 DPI = 110          # common.save
@@ -64,11 +64,7 @@ def draw(rows: list[dict], metrics: Sequence[str], path: str | Path, title: str,
             ys = [sum(vals[c]) / len(vals[c]) if c in vals else 0.0 for c in cats]
             ax.bar(range(len(cats)), ys, 0.7, color=plt.get_cmap("tab10")(0))
             ax.set_xticks(range(len(cats)))
-            # too wide side by side: turned 45 degrees about the label's right end (at 30
-            # the lines of neighbouring two-line labels run into each other)
-            ax.set_xticklabels(cats if i == nrow - 1 else [""] * len(cats), fontsize=8,
-                               rotation=45 if tilt else 0, ha="right" if tilt else "center",
-                               rotation_mode="anchor" if tilt else "default")
+            category_labels(ax, cats if i == nrow - 1 else [""] * len(cats), tilt)
             ax.grid(True, axis="y", alpha=0.3)
             if j == 0:
                 ax.set_ylabel(axis_label(metric), fontsize=8)
