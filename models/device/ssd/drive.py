@@ -53,6 +53,13 @@ Modelled, per command (all reservations in command arrival order, integer ns):
   share of the LBA space (from LBA 0) ever written; the rest is unmapped, which acts
   as extra spare area (a 9.5 GB database on a 64 GB drive that was secure-erased
   first sees far less write amplification than one on a drive written end to end).
+- SLC cache (``slc_cache_bytes``, ``slc_cache_dynamic_bytes``, ``slc_program_us``;
+  none by default): a TLC drive's host writes program in SLC mode at
+  ``slc_program_us`` a unit while the cache has room, then at ``program_us`` (straight
+  to TLC); idle time folds the cache back (``kernels``: the SLC cache). Its size is
+  ``slc_cache_bytes`` plus ``slc_cache_dynamic_bytes`` times the share of the LBAs the
+  precondition left unwritten (an empty drive lends free blocks to the cache, a full
+  one has only the static part), fixed for the run.
 
 Default config: Intel X25-E 64 GB (SSDSA2SH064G1, 50 nm SLC, SATA 3 Gb/s). Data sheet
 (Intel X25-E SATA SSD product manual): sequential read 250 MB/s, sequential write
@@ -136,6 +143,9 @@ class SSDConfig(FlashGeometry):
     precondition: str = "random"
     precondition_span_fraction: float = 1.0          # share of the LBAs ever written
     precondition_seed: int = 0
+    slc_cache_bytes: int = 0                         # SLC-mode write cache (X25-E: all SLC, none)
+    slc_cache_dynamic_bytes: int = 0                 # more of it on an empty drive
+    slc_program_us: float = 0.0                      # per unit in SLC mode (with a cache)
     price_usd: float = 0.0    # list price, for the run's storage.cost_usd; no effect on timing
 
     def __post_init__(self) -> None:

@@ -22,8 +22,11 @@ reaches the host.
   pages programmed one after another, each holding its die for a whole page's tPROG:
   ``kernels.program_serial``) if anything was written or trimmed since the last.
 - DISCARD: its command time, then the whole mapping units it covers unmapped (``trim``).
+- The SLC cache, if the drive has one (``slc_cache_bytes``): each command's arrival
+  first credits the folding the idle drive did since the last (``kernels.slc_fold``).
 - The flash counters of ``stats()`` (pages written by the host and by GC, reads,
-  erases, write amplification, read-modify-writes) and ``busy_ns`` as time with a
+  erases, write amplification, read-modify-writes; with an SLC cache the host pages
+  programmed in SLC mode, ``flash_pages_written_slc``) and ``busy_ns`` as time with a
   command outstanding (``Device.outstanding_ns``).
 """
 from __future__ import annotations
@@ -86,9 +89,14 @@ def check_flash(cfg) -> None:
                 "page_bytes", "pages_per_block", "write_cache_bytes", "gc_min_free_blocks"):
         if int(getattr(cfg, key)) < 1:
             raise ValueError(f"{key}: must be >= 1, got {getattr(cfg, key)!r}")
-    for key in ("read_us", "program_us", "erase_us"):
+    for key in ("read_us", "program_us", "erase_us", "slc_program_us"):
         if getattr(cfg, key) < 0:
             raise ValueError(f"{key}: must be >= 0, got {getattr(cfg, key)!r}")
+    at_least(cfg, 0, "slc_cache_bytes", "slc_cache_dynamic_bytes")
+    if cfg.slc_cache_bytes + cfg.slc_cache_dynamic_bytes > 0:
+        for key in ("slc_program_us", "program_us"):
+            if not getattr(cfg, key) > 0:
+                raise ValueError(f"{key}: must be > 0 with an SLC cache, got {getattr(cfg, key)!r}")
     if cfg.channel_MBps <= 0:
         raise ValueError(f"channel_MBps: must be > 0, got {cfg.channel_MBps!r}")
     at_least(cfg, 0, "flush_metadata_pages", "read_cmd_us", "write_cmd_us", "flush_cmd_us")
@@ -118,16 +126,25 @@ def check_flash(cfg) -> None:
                          f"area ({cfg.blocks_per_die} blocks per die, need >= {need})")
 
 
+def slc_cache_bytes(cfg) -> int:
+    """The SLC cache's size for the run: the static part plus the dynamic part times the
+    share of the LBAs the precondition left unwritten (all of them on a ``fresh`` drive)."""
+    written = 0.0 if cfg.precondition == "fresh" else cfg.precondition_span_fraction
+    return cfg.slc_cache_bytes + int(cfg.slc_cache_dynamic_bytes * (1.0 - written))
+
+
 def flash_state(cfg, rng: np.random.Generator | None) -> F.FTLState:
     """The flash back end of ``cfg`` (fields as ``SSDConfig``'s): the FTL state with
     its write-buffer heap sized for ``write_cache_bytes``, preconditioned as
     ``cfg.precondition`` says (seeded by ``rng`` if given, else ``precondition_seed``)."""
     slots = cfg.write_cache_bytes // 512 + cfg.write_cache_bytes // cfg.page_bytes + 64
+    slc_units = slc_cache_bytes(cfg) // cfg.page_bytes
     ftl = F.FTLState(cfg.user_pages, cfg.n_dies, cfg.channels, cfg.blocks_per_die,
                      cfg.pages_per_block, cfg.gc_min_free_blocks, cfg.page_bytes,
                      cfg.gc_copyback, cfg.die_allocation == "dynamic",
                      (_us(cfg.read_us), _us(cfg.program_us), _us(cfg.erase_us)), slots,
-                     cfg.units_per_nand_page, cfg.read_priority)
+                     cfg.units_per_nand_page, cfg.read_priority, slc_units,
+                     _us(cfg.slc_program_us) if slc_units else None)
     if cfg.precondition != "fresh":
         rng = rng if rng is not None else np.random.default_rng(cfg.precondition_seed)
         F.precondition(ftl, cfg.precondition, rng,
@@ -154,6 +171,7 @@ class FlashDrive(Device):
         self._flush_cmd = _us(cfg.flush_cmd_us)
         self._cache_cap = cfg.write_cache_bytes
         self._plp = cfg.power_loss_protection
+        self._slc = slc_cache_bytes(cfg) >= cfg.page_bytes
         self._last_done = 0          # latest completion of any accepted command
         self._last_durable = 0       # latest program end of any accepted write
         # acknowledged writes not yet programmed: heap of (durable_ns, bytes, ack_ns)
@@ -179,6 +197,8 @@ class FlashDrive(Device):
 
     def service_ns(self, req: IORequest) -> int:
         now = self.sim.now_ns
+        if self._slc:
+            K.slc_fold(self._i32, self._i64, now)
         op = req.op
         if op == READ:
             done = self._read(req, now)
@@ -262,6 +282,8 @@ class FlashDrive(Device):
             "write_amplification": (host + gc) / host if host else 0.0,
             "read_modify_writes": int(c[K.C_RMW]),
         })
+        if self._slc:
+            s["flash_pages_written_slc"] = int(self.ftl.slc[K.SLC_PAGES])
         s.update(self._buffer_stats())
         s["flush_ns_total"] = self.flush_ns_total
         return s

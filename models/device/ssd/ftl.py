@@ -51,13 +51,15 @@ class FTLState:
     ``hk`` / ``hb`` / ``hs``, ``out`` for multi-valued results, and for read priority
     per die the end times of its booked operations ``bnd`` / ``bnd_n`` and of its last
     queued read ``rd_end`` and the NAND page it sensed ``rd_page``, and per channel the
-    end of its last booked non-read transfer ``w_end``.
+    end of its last booked non-read transfer ``w_end``; the SLC cache's ``slc``
+    (``packed.SLC_*``).
     """
 
     def __init__(self, user_pages: int, n_dies: int, n_channels: int, blocks_per_die: int,
                  pages_per_block: int, gc_min_free: int, page_bytes: int, copyback: bool,
                  dynamic: bool, timings_ns: tuple[int, int, int], buffer_slots: int,
-                 units_per_nand_page: int = 1, read_priority: bool = False) -> None:
+                 units_per_nand_page: int = 1, read_priority: bool = False,
+                 slc_units: int = 0, slc_program_ns: int | None = None) -> None:
         nb = n_dies * blocks_per_die
         shapes32 = {"l2p": (user_pages,), "p2l": (nb * pages_per_block,), "valid": (nb,),
                     "bstate": (nb,), "erases": (nb,), "free_list": (n_dies, blocks_per_die),
@@ -69,7 +71,7 @@ class FTLState:
                     "iv_n": (n_channels + 1,), "hk": (buffer_slots,), "hb": (buffer_slots,),
                     "hs": (2,), "out": (4,), "misc": (4,), "sensed": (n_dies,),
                     "bnd": (n_dies, BND_SLOTS), "bnd_n": (n_dies,), "rd_end": (n_dies,),
-                    "rd_page": (n_dies,), "w_end": (n_channels,)}
+                    "rd_page": (n_dies,), "w_end": (n_channels,), "slc": (4,)}
         assert tuple(shapes32) == _I32 and tuple(shapes64) == _I64
         n32 = sum(int(np.prod(s)) for s in shapes32.values())
         hdr = _HDR + 2 * _N_ARR
@@ -78,7 +80,8 @@ class FTLState:
         self.i64 = np.zeros(n64, dtype=np.int64)
         self.i64[:_HDR] = [n_dies, n_channels, blocks_per_die, pages_per_block, gc_min_free,
                            page_bytes, int(copyback), int(dynamic), *timings_ns,
-                           units_per_nand_page, int(read_priority)]
+                           units_per_nand_page, int(read_priority), slc_units,
+                           timings_ns[1] if slc_program_ns is None else slc_program_ns]
         k = 0
         for buf, shapes, pos in ((self.i32, shapes32, 0), (self.i64, shapes64, hdr)):
             for name, shape in shapes.items():

@@ -53,6 +53,17 @@ Timing (integer ns, reserved in command arrival order):
   back (``_cut_in``); otherwise it takes the earliest gap as before. Pure reads and pure
   writes are booked exactly as without the flag.
 
+- The SLC cache (header ``G_SLC_UNITS`` > 0: consumer TLC / QLC drives run part of
+  their NAND in SLC mode as a write cache - Samsung's TurboWrite, others' "SLC
+  cache"): a host unit's program takes ``P_TPROG_SLC`` while the cache has room and
+  fills one unit of it, else ``P_TPROG`` (written directly to TLC). GC copies
+  program at ``P_TPROG`` (TLC to TLC), the FTL map's pages at ``P_TPROG_SLC``.
+  The cache empties by folding while the drive is idle (``slc_fold``): every die
+  folds at ``P_TPROG`` a unit for as long as no booked operation remains, and a
+  command's arrival stops it at once - a fold in progress does not delay it (as if
+  firmware suspended it). The cache is a rate budget, not blocks of the FTL: which
+  LBAs sit in SLC, and the reads of them, are not distinguished.
+
 Deliberately not modelled: multi-plane programs (``program_us`` is already the
 effective time per mapping unit), cache-program/cache-read modes (a sense does not
 overlap the previous page's transfer), read-ahead into controller DRAM, program
@@ -67,15 +78,16 @@ from .calendar import _heap_push, _reserve, buffer_reserve
 from .ftl_kernels import choose_die, host_write_page, trim, write_pages
 from .packed import (C_ERASES, C_GC_PAGES, C_HOST_PAGES, C_READ_PAGES, C_RMW,
                      C_UNMAPPED_READS, G_BPD, G_COPYBACK, G_NCH, G_NDIE, G_PAGE, G_PPB,
-                     G_READ_PRIO, G_UPP, IV_SLOTS, P_TBERS, P_TPROG, P_TR, S_COUNTERS,
-                     S_DIE_FREE, S_HB, S_HDR, S_HK, S_HS, S_IV_E, S_IV_N, S_IV_S, S_L2P,
-                     S_MISC, S_OUT, S_SENSED, kernel, views)
+                     G_READ_PRIO, G_SLC_UNITS, G_UPP, IV_SLOTS, P_TBERS, P_TPROG, P_TPROG_SLC,
+                     P_TR, S_COUNTERS, S_DIE_FREE, S_HB, S_HDR, S_HK, S_HS, S_IV_E, S_IV_N,
+                     S_IV_S, S_L2P, S_MISC, S_OUT, S_SENSED, S_SLC, SLC_MARK, SLC_PAGES,
+                     SLC_USED, kernel, views)
 from .read_priority import _book, _priority_read, _w_book
 
 # reached through this module by the front ends and tests (``kernels.<name>``)
-__all__ = ["read", "read_cmd", "write", "write_cmd", "program_serial", "link_reserve",
-           "buffer_reserve", "_reserve", "trim", "write_pages", "C_HOST_PAGES", "C_GC_PAGES",
-           "C_ERASES", "C_READ_PAGES", "C_RMW", "IV_SLOTS"]
+__all__ = ["read", "read_cmd", "write", "write_cmd", "program_serial", "slc_fold",
+           "link_reserve", "buffer_reserve", "_reserve", "trim", "write_pages", "C_HOST_PAGES", "C_GC_PAGES",
+           "C_ERASES", "C_READ_PAGES", "C_RMW", "IV_SLOTS", "SLC_PAGES"]
 
 # -- timed operations (entry points: one call per command) --------------------------------
 
@@ -185,7 +197,13 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
     senses = st[S_MISC][1] if upp > 1 else copies
     s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
     _w_book(st, ch, s)
-    s += g[P_TPROG]
+    slc = st[S_SLC]
+    if slc[SLC_USED] < g[G_SLC_UNITS]:  # into the SLC cache (never without one)
+        slc[SLC_USED] += 1
+        slc[SLC_PAGES] += 1
+        s += g[P_TPROG_SLC]
+    else:
+        s += g[P_TPROG]
     durable = s
     _book(st, die, s, now)
     if copies:                          # foreground GC right after this program
@@ -239,8 +257,10 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
     """Program ``n_pages`` NAND pages one after the other on one die (FTL metadata
     commit); the die is the one free first when ``die`` < 0. Each is a program of its
     own: the page's units (``G_UPP``) go over the channel and the die is held for the
-    whole page's program time, ``G_UPP`` x the effective per-unit ``P_TPROG`` - a
-    lone program is not shared with other data as a stream's programs are."""
+    whole page's program time, ``G_UPP`` x the effective per-unit program time (in
+    SLC mode, ``P_TPROG_SLC``: the map is kept in SLC blocks; ``P_TPROG`` on a drive
+    without an SLC cache) - a lone program is not shared with other data as a
+    stream's programs are."""
     st = views(i32, i64)
     g = st[S_HDR]
     die_free = st[S_DIE_FREE]
@@ -250,7 +270,7 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
             if die_free[d] < die_free[die]:
                 die = d
     x = np.int64(g[G_UPP] * g[G_PAGE] / ch_bpns + 0.5)
-    prog = g[G_UPP] * g[P_TPROG]
+    prog = g[G_UPP] * g[P_TPROG_SLC]
     ch = die % g[G_NCH]
     st[S_SENSED][die] = -1
     s = die_free[die] if die_free[die] > t_start else t_start
@@ -261,6 +281,28 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
         _book(st, die, s, now)
     die_free[die] = s
     return s
+
+
+@kernel
+def slc_fold(i32, i64, now):
+    """Credit the SLC cache with the folding done since the last command: from when the
+    drive last went idle (every die's booked work done) to ``now``, every die
+    programs folded data into TLC at ``P_TPROG`` a unit, freeing that many units of
+    the cache. Called at each command's arrival (``now``) on a drive with a cache."""
+    st = views(i32, i64)
+    g = st[S_HDR]
+    slc = st[S_SLC]
+    if slc[SLC_USED] > 0 and g[P_TPROG] > 0:
+        die_free = st[S_DIE_FREE]
+        idle = slc[SLC_MARK]
+        for d in range(g[G_NDIE]):
+            if die_free[d] > idle:
+                idle = die_free[d]
+        if now > idle:
+            n = (now - idle) * g[G_NDIE] // g[P_TPROG]
+            slc[SLC_USED] = slc[SLC_USED] - n if n < slc[SLC_USED] else 0
+    if now > slc[SLC_MARK]:
+        slc[SLC_MARK] = now
 
 
 # -- whole commands: one compiled call each -----------------------------------------------

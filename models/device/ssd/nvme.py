@@ -65,7 +65,7 @@ PCIE_ENCODING = {1: 8 / 10, 2: 8 / 10, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130}
 
 @dataclass(frozen=True)
 class NVMeConfig(FlashGeometry):
-    """An NVMe SSD. The flash fields (``capacity_bytes`` .. ``precondition_seed``) mean
+    """An NVMe SSD. The flash fields (``capacity_bytes`` .. ``slc_program_us``) mean
     what they mean in ``SSDConfig``; the defaults are a mid-range datacenter TLC drive
     only so that a bare ``type: nvme`` runs - the presets (``presets``) are the
     drives with data sheets.
@@ -97,6 +97,9 @@ class NVMeConfig(FlashGeometry):
     precondition: str = "random"
     precondition_span_fraction: float = 1.0
     precondition_seed: int = 0
+    slc_cache_bytes: int = 0
+    slc_cache_dynamic_bytes: int = 0
+    slc_program_us: float = 0.0
     nr_queues: int = 8
     queue_depth: int = 1024
     controller_cores: int = 4

@@ -8,7 +8,7 @@ from __future__ import annotations
 from numba import njit
 
 # Every kernel works in place on the packed state and allocates nothing, so it is
-# compiled without numba's runtime (NRT): with it, each array view (``views`` makes 30)
+# compiled without numba's runtime (NRT): with it, each array view (``views`` makes 31)
 # and each array passed to a helper is reference-counted with atomic increments that
 # numba's pruning pass leaves in loops and across calls - measured at ~60 % of the
 # kernels' time on a flushing InnoDB server's NVMe. Without it those operations are not
@@ -21,20 +21,25 @@ G_NDIE, G_NCH, G_BPD, G_PPB, G_MINFREE, G_PAGE, G_COPYBACK, G_DYNAMIC = range(8)
 P_TR, P_TPROG, P_TBERS = 8, 9, 10
 G_UPP = 11           # mapping units per NAND page (one sense reads them all)
 G_READ_PRIO = 12
-_HDR = 13
+G_SLC_UNITS = 13     # SLC cache capacity in mapping units (0: no SLC cache)
+P_TPROG_SLC = 14     # effective program time of one unit in SLC mode (P_TPROG without a cache)
+_HDR = 15
 # arrays in the int32 buffer, then in the int64 buffer (the tuple order of ``views``)
 _I32 = ("l2p", "p2l", "valid", "bstate", "erases", "free_list", "free_n", "active", "wptr",
         "head", "nxt", "prv", "dvalid")
 _I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc",
-        "sensed", "bnd", "bnd_n", "rd_end", "rd_page", "w_end")
+        "sensed", "bnd", "bnd_n", "rd_end", "rd_page", "w_end", "slc")
 (S_HDR, S_L2P, S_P2L, S_VALID, S_BSTATE, S_ERASES, S_FREE_LIST, S_FREE_N, S_ACTIVE, S_WPTR,
  S_HEAD, S_NXT, S_PRV, S_DVALID, S_COUNTERS, S_DIE_FREE, S_IV_S, S_IV_E, S_IV_N, S_HK, S_HB,
- S_HS, S_OUT, S_MISC, S_SENSED, S_BND, S_BND_N, S_RD_END, S_RD_PAGE, S_W_END) = range(30)
+ S_HS, S_OUT, S_MISC, S_SENSED, S_BND, S_BND_N, S_RD_END, S_RD_PAGE, S_W_END, S_SLC) = range(31)
 _N_ARR = len(_I32) + len(_I64)
 
 # counters
 C_HOST_PAGES, C_GC_PAGES, C_ERASES, C_READ_PAGES, C_UNMAPPED_READS, C_RMW, C_TRIMMED = range(7)
 N_COUNTERS = 7
+# the SLC cache's state (``slc``): units it holds, the time up to which idle folding is
+# credited, host units programmed in SLC mode
+SLC_USED, SLC_MARK, SLC_PAGES = range(3)
 IV_SLOTS = 4096      # future busy intervals kept per channel / link (then: book at the end)
 BND_SLOTS = 4096     # future operation ends kept per die for read priority (then: FIFO)
 
@@ -62,4 +67,5 @@ def views(i32, i64):
             i64[o[40]:o[40] + o[41]], i64[o[42]:o[42] + o[43]], i64[o[44]:o[44] + o[45]],
             i64[o[46]:o[46] + o[47]],
             i64[o[48]:o[48] + o[49]].reshape((nd, BND_SLOTS)), i64[o[50]:o[50] + o[51]],
-            i64[o[52]:o[52] + o[53]], i64[o[54]:o[54] + o[55]], i64[o[56]:o[56] + o[57]])
+            i64[o[52]:o[52] + o[53]], i64[o[54]:o[54] + o[55]], i64[o[56]:o[56] + o[57]],
+            i64[o[58]:o[58] + o[59]])
