@@ -42,9 +42,8 @@ Modelled, per command (reservations in command arrival order, integer ns):
 Deliberately not modelled: the doorbell / interrupt cost on the host (the CPU model's
 business), PCIe flow-control credits, queue arbitration (round robin among the
 queues is equivalent to arrival order at one controller pool), the host memory
-buffer, SLC write caching of TLC drives (sequential writes run at the flash's
-program rate throughout), read hits on buffered writes, thermal throttling,
-namespaces.
+buffer, read hits on buffered writes, thermal throttling, namespaces. (The SLC
+cache of TLC drives is the flash back end's: ``kernels``.)
 """
 from __future__ import annotations
 

@@ -11,6 +11,9 @@ which data-sheet figures are inputs and which are predictions of the model):
   the data sheet's sequential write MB/s spread over the dies (a die programs a
   multi-plane page of several 4 KiB units in one tPROG, so the unit's share of it is
   what bounds a die's write rate).
+- ``slc_program_us`` / ``slc_cache_bytes`` (the consumer TLC drive): its sheet's
+  sequential write in the SLC cache sets the SLC rate as above, the footnote's rate
+  beyond the cache ``program_us``.
 - ``read_us`` (tR of a single-plane page read) and ``read_cmd_us`` / ``write_cmd_us``:
   the data sheet's QD1 4 KiB latencies split into flash and controller time.
 - ``nand_page_bytes`` 16 KiB on the three TLC drives (assumed: the page size of the
@@ -85,8 +88,15 @@ def samsung_970_evo_plus_1tb(**overrides) -> NVMeConfig:
     256 Gb V-NAND TLC (32 dies for 1 TB), 8-channel Phoenix controller, 1 GB LPDDR4
     cache; no power-loss protection (client drive).
 
-    Inputs: sequential write (-> ``program_us`` = 32 x 4 KiB / 3,300 MB/s = 39.7 us:
-    the SLC-cached write rate, which the model keeps throughout), QD1 read and write
+    Intelligent TurboWrite: 6 GB of SLC-mode cache plus 36 GB more while the drive has
+    free space (``slc_cache_bytes`` / ``slc_cache_dynamic_bytes``; the model scales the
+    dynamic part by the share of LBAs not written) - the 1 TB 970 EVO's sizes as
+    quoted by thefpsreview.com's review (2020), taken to be the EVO Plus's (same
+    controller and cache scheme; not checked against the EVO Plus sheet).
+
+    Inputs: sequential write in and beyond the TurboWrite buffer (-> ``slc_program_us``
+    = 32 x 4 KiB / 3,300 MB/s = 39.7 us, ``program_us`` = 32 x 4 KiB / 1,700 MB/s =
+    77.1 us: direct-to-TLC writes, folding and GC copies), QD1 read and write
     (-> ``read_cmd_us`` from 1/19,000 s = 52.6 us; ``write_cmd_us`` from 1/60,000 s =
     16.7 us). Assumed: tR 40 us (SLC-cached reads of fresh data), 800 MB/s channels
     (Toggle 4.0 class), 5 firmware cores, 9.95 % spare (1 TiB of NAND for 1 TB),
@@ -98,7 +108,8 @@ def samsung_970_evo_plus_1tb(**overrides) -> NVMeConfig:
         capacity_bytes=16 * GIB, raw_capacity_bytes=_raw(16 * GIB, 0.0995, 32 * 4096 * 256),
         channels=8, dies_per_channel=4, page_bytes=4096, pages_per_block=256,
         nand_page_bytes=16 * 1024,
-        read_us=40.0, program_us=39.7, erase_us=3500.0, channel_MBps=800.0,
+        read_us=40.0, program_us=77.1, erase_us=3500.0, channel_MBps=800.0,
+        slc_program_us=39.7, slc_cache_bytes=6 * 10**9, slc_cache_dynamic_bytes=36 * 10**9,
         write_cache_bytes=4 * 2**20, flush_metadata_pages=2,
         nr_queues=8, queue_depth=1024, controller_cores=5,
         # 52.6 us = cmd + tR 40 + 4 KiB over the channel 5.1 + over the link 1.1
