@@ -34,7 +34,8 @@ Modelled, per command (all reservations in command arrival order, integer ns):
   queued behind a long GC can be later than now.
 - FLUSH CACHE (non-queued ATA command): the host drains the NCQ queue first, so the
   flush starts once every accepted command is done; without power-loss
-  protection it waits for the buffer to be programmed, then commits the FTL
+  protection it waits for the buffer to be programmed and its open NAND page padded
+  (with more than one unit per NAND page: ``kernels``), then commits the FTL
   metadata (``flush_metadata_pages`` NAND pages programmed one after another on the
   die free first, each a whole page's tPROG) if anything was written or trimmed since
   the last flush. No new command is accepted while it runs. A flush with nothing

@@ -18,7 +18,9 @@ reaches the host.
   acknowledged it), its bytes in ``volatile_bytes()`` until then. With
   ``power_loss_protection`` the buffer is durable: nothing is volatile, and FLUSH
   (``_flush_done``) costs its command time; without it FLUSH waits for every accepted
-  write to be programmed and then commits the FTL map (``flush_metadata_pages`` NAND
+  write to be programmed, pads the write stream's open NAND page (``kernels``: a
+  write due on flash at completion - FUA, or the cache off - pads it too) and then
+  commits the FTL map (``flush_metadata_pages`` NAND
   pages programmed one after another, each holding its die for a whole page's tPROG:
   ``kernels.program_serial``) if anything was written or trimmed since the last.
 - DISCARD: its command time, then the whole mapping units it covers unmapped (``trim``).
@@ -232,11 +234,13 @@ class FlashDrive(Device):
         """Book a write whose data was in the buffer at ``ack`` and is programmed at
         ``durable``; returns when the command completes (at ``ack`` if the buffer may
         acknowledge it, else once programmed)."""
-        if durable > self._last_durable:
-            self._last_durable = durable
-        self._meta_dirty = True
         if not (self.cfg.write_cache and (self._plp or not req.fua)):
+            if not self._plp:           # on flash at completion: its open pages padded
+                durable = max(durable, int(K.pad_open_pages(self._i32, self._i64,
+                                                            self._ch_bpns, now, now)))
+            self._note_durable(durable)
             return max(ack, durable)
+        self._note_durable(durable)
         if not self._plp:
             vol = self._volatile
             while vol and vol[0][0] <= now:
@@ -244,12 +248,18 @@ class FlashDrive(Device):
             heapq.heappush(vol, (durable, req.size_bytes, ack))
         return ack
 
+    def _note_durable(self, durable: int) -> None:
+        if durable > self._last_durable:
+            self._last_durable = durable
+        self._meta_dirty = True
+
     def _flush_done(self, t: int, now: int) -> int:
         """When a FLUSH that has done its command at ``t`` completes: with power-loss
         protection at once; without, once the buffer is programmed and, if anything was
         written since the last flush, the FTL map committed."""
         if not self._plp:
             t = max(t, self._last_durable)
+            t = int(K.pad_open_pages(self._i32, self._i64, self._ch_bpns, t, now))
             if self._meta_dirty and self.cfg.flush_metadata_pages:
                 t = int(K.program_serial(self._i32, self._i64, self._ch_bpns, -1,
                                          self.cfg.flush_metadata_pages, t, now))

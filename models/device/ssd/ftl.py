@@ -52,7 +52,7 @@ class FTLState:
     per die the end times of its booked operations ``bnd`` / ``bnd_n`` and of its last
     queued read ``rd_end`` and the NAND page it sensed ``rd_page``, and per channel the
     end of its last booked non-read transfer ``w_end``; the SLC cache's ``slc``
-    (``packed.SLC_*``).
+    (``packed.SLC_*``); the write stream's open NAND page, ``fill`` (``packed.FILL_*``).
     """
 
     def __init__(self, user_pages: int, n_dies: int, n_channels: int, blocks_per_die: int,
@@ -71,7 +71,8 @@ class FTLState:
                     "iv_n": (n_channels + 1,), "hk": (buffer_slots,), "hb": (buffer_slots,),
                     "hs": (2,), "out": (4,), "misc": (4,), "sensed": (n_dies,),
                     "bnd": (n_dies, BND_SLOTS), "bnd_n": (n_dies,), "rd_end": (n_dies,),
-                    "rd_page": (n_dies,), "w_end": (n_channels,), "slc": (4,)}
+                    "rd_page": (n_dies,), "w_end": (n_channels,), "slc": (4,),
+                    "fill": (4,)}
         assert tuple(shapes32) == _I32 and tuple(shapes64) == _I64
         n32 = sum(int(np.prod(s)) for s in shapes32.values())
         hdr = _HDR + 2 * _N_ARR

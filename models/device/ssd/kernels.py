@@ -37,6 +37,13 @@ Timing (integer ns, reserved in command arrival order):
 - The write buffer: a page's bytes occupy it from the host transfer until its program
   ends (a min-heap of program end times in the int64 buffer). It never holds more
   than its capacity: a write larger than the buffer streams in as programs free room.
+- The open NAND page (``fill``): host units fill NAND pages of ``G_UPP`` units in the
+  order they are programmed (one stream, whatever dies the model places them on); a
+  program time is a unit's share of its page's. What must be on flash before the
+  page is full - a FLUSH, or a write due on flash at completion, on a drive without
+  power-loss protection - pads the page (``pad_open_pages``): its missing units are
+  transferred and programmed on the die of its last unit, so a lone unit costs a
+  whole page program. With power-loss protection the buffer keeps gathering.
 
 - Read priority (header flag ``G_READ_PRIO``): a die keeps the end times of the
   operations booked on it (``bnd``); a host page read - and the read of the old page a
@@ -74,20 +81,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .calendar import _heap_push, _reserve, buffer_reserve
+from .calendar import _cut_in, _heap_push, _reserve, buffer_reserve
 from .ftl_kernels import choose_die, host_write_page, trim, write_pages
 from .packed import (C_ERASES, C_GC_PAGES, C_HOST_PAGES, C_READ_PAGES, C_RMW,
                      C_UNMAPPED_READS, G_BPD, G_COPYBACK, G_NCH, G_NDIE, G_PAGE, G_PPB,
                      G_READ_PRIO, G_SLC_UNITS, G_UPP, IV_SLOTS, P_TBERS, P_TPROG, P_TPROG_SLC,
-                     P_TR, S_COUNTERS, S_DIE_FREE, S_HB, S_HDR, S_HK, S_HS, S_IV_E, S_IV_N,
-                     S_IV_S, S_L2P, S_MISC, S_OUT, S_SENSED, S_SLC, SLC_MARK, SLC_PAGES,
-                     SLC_USED, kernel, views)
-from .read_priority import _book, _priority_read, _w_book
+                     P_TR, S_COUNTERS, S_DIE_FREE, S_FILL, S_HB, S_HDR, S_HK, S_HS, S_IV_E,
+                     S_IV_N, S_IV_S, S_L2P, S_MISC, S_OUT, S_RD_PAGE, S_SENSED, S_SLC, S_W_END,
+                     SLC_MARK, SLC_PAGES, SLC_USED, FILL_DIE, FILL_END, FILL_UNITS, kernel,
+                     views)
+from .read_priority import _book, _priority_read, _read_insert, _read_slot, _w_book
 
 # reached through this module by the front ends and tests (``kernels.<name>``)
 __all__ = ["read", "read_cmd", "write", "write_cmd", "program_serial", "slc_fold",
-           "link_reserve", "buffer_reserve", "_reserve", "trim", "write_pages", "C_HOST_PAGES", "C_GC_PAGES",
-           "C_ERASES", "C_READ_PAGES", "C_RMW", "IV_SLOTS", "SLC_PAGES"]
+           "pad_open_pages", "link_reserve", "buffer_reserve", "_reserve", "trim",
+           "write_pages",
+           "C_HOST_PAGES", "C_GC_PAGES", "C_ERASES", "C_READ_PAGES", "C_RMW", "IV_SLOTS",
+           "SLC_PAGES", "FILL_UNITS", "FILL_DIE"]
 
 # -- timed operations (entry points: one call per command) --------------------------------
 
@@ -158,6 +168,18 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
 
 
 @kernel
+def _unit_program(st, g):
+    """The program time of one host unit: in SLC mode while the SLC cache has room (a
+    unit of it taken), else ``P_TPROG`` (always, without a cache)."""
+    slc = st[S_SLC]
+    if slc[SLC_USED] < g[G_SLC_UNITS]:
+        slc[SLC_USED] += 1
+        slc[SLC_PAGES] += 1
+        return g[P_TPROG_SLC]
+    return g[P_TPROG]
+
+
+@kernel
 def _program_page(st, ch_bpns, lpn, piece, s, now):
     """Map one page write whose data is in the controller at ``s``; reserve the
     program (and any GC it triggers). Returns when the page is durable."""
@@ -197,13 +219,12 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
     senses = st[S_MISC][1] if upp > 1 else copies
     s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
     _w_book(st, ch, s)
-    slc = st[S_SLC]
-    if slc[SLC_USED] < g[G_SLC_UNITS]:  # into the SLC cache (never without one)
-        slc[SLC_USED] += 1
-        slc[SLC_PAGES] += 1
-        s += g[P_TPROG_SLC]
-    else:
-        s += g[P_TPROG]
+    s += _unit_program(st, g)
+    if upp > 1:                         # the write stream's open NAND page
+        fill = st[S_FILL]
+        fill[FILL_UNITS] = (fill[FILL_UNITS] + 1) % upp
+        fill[FILL_DIE] = die
+        fill[FILL_END] = s
     durable = s
     _book(st, die, s, now)
     if copies:                          # foreground GC right after this program
@@ -280,6 +301,59 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
         s += prog
         _book(st, die, s, now)
     die_free[die] = s
+    return s
+
+
+@kernel
+def pad_open_pages(i32, i64, ch_bpns, t, now):
+    """Make the write stream's partly filled NAND page durable (a FLUSH, or a write that
+    must be on flash when it completes, on a drive without power-loss protection):
+    the rest of the page is padded - its missing units go over the channel and the
+    die of the page's last unit programs them, so the page has cost its whole program
+    time, as a full page's program does. The firmware fills pages from its buffer in
+    order, so one page at most is partly filled (the units the model places on
+    several dies count as one stream). From ``t`` on, and not before the last unit's
+    program ends; with read priority the padding goes in as a read does (after the
+    operation in progress, the work booked behind it moved back: ``_read_slot`` /
+    ``_read_insert``), so a FLUSH does not wait for the foreground GC queued behind its
+    data; without it, after everything booked on the die. Returns when the padding
+    ends (``t`` if no page is open). No-op with one unit per NAND page."""
+    st = views(i32, i64)
+    g = st[S_HDR]
+    fill = st[S_FILL]
+    k = g[G_UPP] - fill[FILL_UNITS]
+    if k == g[G_UPP]:
+        return t
+    d = fill[FILL_DIE]
+    t0 = fill[FILL_END] if fill[FILL_END] > t else t
+    x = np.int64(k * g[G_PAGE] / ch_bpns + 0.5)
+    ch = d % g[G_NCH]
+    iv_s, iv_e, iv_n = st[S_IV_S], st[S_IV_E], st[S_IV_N]
+    die_free = st[S_DIE_FREE]
+    if g[G_READ_PRIO]:
+        slot = _read_slot(st, d, t0, now)
+        w_end = st[S_W_END]
+        if w_end[ch] > slot:            # programs / GC booked on the channel: cut in
+            s = _cut_in(iv_s, iv_e, iv_n, ch, slot, x, now) + x
+            w_end[ch] += x
+        else:
+            s = _reserve(iv_s, iv_e, iv_n, ch, slot, x, now) + x
+    else:
+        slot = die_free[d] if die_free[d] > t0 else t0
+        s = _reserve(iv_s, iv_e, iv_n, ch, slot, x, now) + x
+        _w_book(st, ch, s)
+    for _ in range(k):
+        s += _unit_program(st, g)
+    if g[G_READ_PRIO]:
+        if slot >= die_free[d]:
+            st[S_SENSED][d] = -1
+        _read_insert(st, d, slot, s, now)
+        st[S_RD_PAGE][d] = -1           # the program overwrote the die's register
+    else:
+        st[S_SENSED][d] = -1
+        die_free[d] = s
+        _book(st, d, s, now)
+    fill[FILL_UNITS] = 0
     return s
 
 

@@ -31,12 +31,14 @@ Modelled, per command (reservations in command arrival order, integer ns):
   buffer and the FTL map after power loss, so the buffer is durable: FLUSH completes
   after its command processing, FUA writes complete when their data is in the
   buffer, ``volatile_bytes()`` is 0. Without it, FLUSH waits for every accepted write
-  to be programmed and then, if anything was written or trimmed since the last
-  flush, programs ``flush_metadata_pages`` NAND pages of FTL map one after another
-  on the die free first, each a program of its own that holds the die for the whole
-  NAND page's tPROG (``nand_page_bytes`` / ``page_bytes`` x ``program_us``); FUA
-  writes complete when programmed. ``write_cache: false`` (no VWC): every write
-  completes when programmed.
+  to be programmed, pads the write stream's partly filled NAND page (its missing
+  units programmed: ``kernels.pad_open_pages``) and then, if anything was written or
+  trimmed since the last flush, programs ``flush_metadata_pages`` NAND pages of FTL
+  map one after another on the die free first, each a program of its own that holds
+  the die for the whole NAND page's tPROG (``nand_page_bytes`` / ``page_bytes`` x
+  the per-unit program time); FUA writes complete when programmed, their open page
+  padded. ``write_cache: false`` (no VWC): every write completes when programmed
+  (padded likewise without power-loss protection).
 - FLUSH is a queued command (NVMe): commands submitted after it are not held back.
 
 Deliberately not modelled: the doorbell / interrupt cost on the host (the CPU model's

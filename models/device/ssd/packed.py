@@ -8,7 +8,7 @@ from __future__ import annotations
 from numba import njit
 
 # Every kernel works in place on the packed state and allocates nothing, so it is
-# compiled without numba's runtime (NRT): with it, each array view (``views`` makes 31)
+# compiled without numba's runtime (NRT): with it, each array view (``views`` makes 32)
 # and each array passed to a helper is reference-counted with atomic increments that
 # numba's pruning pass leaves in loops and across calls - measured at ~60 % of the
 # kernels' time on a flushing InnoDB server's NVMe. Without it those operations are not
@@ -28,10 +28,11 @@ _HDR = 15
 _I32 = ("l2p", "p2l", "valid", "bstate", "erases", "free_list", "free_n", "active", "wptr",
         "head", "nxt", "prv", "dvalid")
 _I64 = ("counters", "die_free", "iv_s", "iv_e", "iv_n", "hk", "hb", "hs", "out", "misc",
-        "sensed", "bnd", "bnd_n", "rd_end", "rd_page", "w_end", "slc")
+        "sensed", "bnd", "bnd_n", "rd_end", "rd_page", "w_end", "slc", "fill")
 (S_HDR, S_L2P, S_P2L, S_VALID, S_BSTATE, S_ERASES, S_FREE_LIST, S_FREE_N, S_ACTIVE, S_WPTR,
  S_HEAD, S_NXT, S_PRV, S_DVALID, S_COUNTERS, S_DIE_FREE, S_IV_S, S_IV_E, S_IV_N, S_HK, S_HB,
- S_HS, S_OUT, S_MISC, S_SENSED, S_BND, S_BND_N, S_RD_END, S_RD_PAGE, S_W_END, S_SLC) = range(31)
+ S_HS, S_OUT, S_MISC, S_SENSED, S_BND, S_BND_N, S_RD_END, S_RD_PAGE, S_W_END, S_SLC,
+ S_FILL) = range(32)
 _N_ARR = len(_I32) + len(_I64)
 
 # counters
@@ -40,6 +41,9 @@ N_COUNTERS = 7
 # the SLC cache's state (``slc``): units it holds, the time up to which idle folding is
 # credited, host units programmed in SLC mode
 SLC_USED, SLC_MARK, SLC_PAGES = range(3)
+# the write stream's open NAND page (``fill``): host units in it, its die, when the last
+# unit's program ends
+FILL_UNITS, FILL_DIE, FILL_END = range(3)
 IV_SLOTS = 4096      # future busy intervals kept per channel / link (then: book at the end)
 BND_SLOTS = 4096     # future operation ends kept per die for read priority (then: FIFO)
 
@@ -68,4 +72,4 @@ def views(i32, i64):
             i64[o[46]:o[46] + o[47]],
             i64[o[48]:o[48] + o[49]].reshape((nd, BND_SLOTS)), i64[o[50]:o[50] + o[51]],
             i64[o[52]:o[52] + o[53]], i64[o[54]:o[54] + o[55]], i64[o[56]:o[56] + o[57]],
-            i64[o[58]:o[58] + o[59]])
+            i64[o[58]:o[58] + o[59]], i64[o[60]:o[60] + o[61]])

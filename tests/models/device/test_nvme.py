@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from models.device.ssd import kernels as K
 from models.device.ssd.nvme import NVMe, NVMeConfig
 from models.device.request import FLUSH, READ, WRITE, IORequest
 from models.sim import Simulator
@@ -125,6 +126,58 @@ def test_flush_programs_each_map_page_as_a_whole_nand_page(units_per_nand_page):
     page_ns = units_per_nand_page * (cfg.program_us * 1e3
                                      + cfg.page_bytes / (cfg.channel_MBps * 1e6) * 1e9)
     assert f3 - f0 == pytest.approx(3 * page_ns, abs=3)
+
+
+def _one_4k(fua=False, flush=False, **kw):
+    sim, dev = drive(flush_metadata_pages=0, **kw)
+    w = one(sim, dev, IORequest(WRITE, 0, 4 * KB, fua=fua))
+    return one(sim, dev, IORequest(FLUSH, 0, 0)) if flush else w
+
+
+# padding one 4 KiB unit's NAND page of 4 units: 3 units over the channel and programmed
+PAD_NS = 3 * (60_000 + 10_240)          # program_us 60, 4 KiB at 400 MB/s
+
+
+@pytest.mark.parametrize("plp", [False, True])
+def test_a_flush_pads_the_open_nand_page_of_a_lone_write(plp):
+    # without power-loss protection the unit's page must be on flash: the rest of it is
+    # padded, so the page costs its whole program time; with it the buffer keeps
+    # gathering and the FLUSH costs its command
+    kw = dict(power_loss_protection=plp, flush=True)
+    f4 = _one_4k(nand_page_bytes=16 * KB, **kw)
+    f1 = _one_4k(nand_page_bytes=0, **kw)
+    assert f4 - f1 == (0 if plp else PAD_NS)
+
+
+@pytest.mark.parametrize("plp", [False, True])
+def test_a_fua_write_pads_its_open_nand_page_only_without_power_loss_protection(plp):
+    kw = dict(power_loss_protection=plp, fua=True)
+    w4 = _one_4k(nand_page_bytes=16 * KB, **kw)
+    w1 = _one_4k(nand_page_bytes=0, **kw)
+    assert w4 - w1 == (0 if plp else PAD_NS)
+
+
+@pytest.mark.parametrize("read_priority", [True, False])
+def test_the_padding_goes_in_before_the_work_queued_behind_its_page(read_priority):
+    # a unit programmed on a die, ten map pages booked on that die behind it (work such
+    # as foreground GC): with read priority the padding goes in right after the unit's
+    # program, as a read would, the queued work moving back by it; without, after the
+    # queue
+    sim, dev = drive(nand_page_bytes=16 * KB, power_loss_protection=False,
+                     read_priority=read_priority)
+    i32, i64, ftl = dev._i32, dev._i64, dev.ftl
+    end = int(K.write(i32, i64, dev._ch_bpns, dev._link_bpns, 0, 4 * KB, 0, 0))
+    assert ftl.fill[K.FILL_UNITS] == 1
+    die = int(ftl.fill[K.FILL_DIE])
+    queued = int(K.program_serial(i32, i64, dev._ch_bpns, die, 10, end, 0))
+    padded = int(K.pad_open_pages(i32, i64, dev._ch_bpns, end, 0))
+    if read_priority:
+        # its transfer waits at most for the map page's transfer under way (4 units)
+        assert end + PAD_NS <= padded <= end + PAD_NS + 4 * 10_240
+        assert ftl.die_free[die] == queued + (padded - end)
+    else:
+        assert padded == queued + PAD_NS
+    assert ftl.fill[K.FILL_UNITS] == 0
 
 
 def test_fua_write_completes_in_the_buffer_only_with_power_loss_protection():
