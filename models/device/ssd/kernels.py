@@ -81,16 +81,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .calendar import _cut_in, _heap_push, _reserve, buffer_reserve
+from .calendar import _heap_push, _reserve, buffer_reserve
 from .ftl_kernels import choose_die, host_write_page, trim, write_pages
 from .packed import (C_ERASES, C_GC_PAGES, C_HOST_PAGES, C_READ_PAGES, C_RMW,
                      C_UNMAPPED_READS, G_BPD, G_COPYBACK, G_NCH, G_NDIE, G_PAGE, G_PPB,
                      G_READ_PRIO, G_SLC_UNITS, G_UPP, IV_SLOTS, P_TBERS, P_TPROG, P_TPROG_SLC,
                      P_TR, S_COUNTERS, S_DIE_FREE, S_FILL, S_HB, S_HDR, S_HK, S_HS, S_IV_E,
-                     S_IV_N, S_IV_S, S_L2P, S_MISC, S_OUT, S_RD_PAGE, S_SENSED, S_SLC, S_W_END,
+                     S_IV_N, S_IV_S, S_L2P, S_MISC, S_OUT, S_RD_PAGE, S_SENSED, S_SLC,
                      SLC_MARK, SLC_PAGES, SLC_USED, FILL_DIE, FILL_END, FILL_UNITS, kernel,
                      views)
-from .read_priority import _book, _priority_read, _read_insert, _read_slot, _w_book
+from .read_priority import (_book, _priority_read, _priority_transfer, _read_insert,
+                            _read_slot, _w_book)
 
 # reached through this module by the front ends and tests (``kernels.<name>``)
 __all__ = ["read", "read_cmd", "write", "write_cmd", "program_serial", "slc_fold",
@@ -328,19 +329,13 @@ def pad_open_pages(i32, i64, ch_bpns, t, now):
     t0 = fill[FILL_END] if fill[FILL_END] > t else t
     x = np.int64(k * g[G_PAGE] / ch_bpns + 0.5)
     ch = d % g[G_NCH]
-    iv_s, iv_e, iv_n = st[S_IV_S], st[S_IV_E], st[S_IV_N]
     die_free = st[S_DIE_FREE]
     if g[G_READ_PRIO]:
         slot = _read_slot(st, d, t0, now)
-        w_end = st[S_W_END]
-        if w_end[ch] > slot:            # programs / GC booked on the channel: cut in
-            s = _cut_in(iv_s, iv_e, iv_n, ch, slot, x, now) + x
-            w_end[ch] += x
-        else:
-            s = _reserve(iv_s, iv_e, iv_n, ch, slot, x, now) + x
+        s = _priority_transfer(st, ch, slot, x, now)
     else:
         slot = die_free[d] if die_free[d] > t0 else t0
-        s = _reserve(iv_s, iv_e, iv_n, ch, slot, x, now) + x
+        s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, slot, x, now) + x
         _w_book(st, ch, s)
     for _ in range(k):
         s += _unit_program(st, g)

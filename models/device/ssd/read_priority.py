@@ -1,8 +1,10 @@
 """Read priority in the flash kernels (``kernels.py``, whose docstring describes it):
 each die's booked operation ends (``_book``) and each channel's last booked program or
 GC transfer (``_w_book``); where a read goes in on its die (``_read_slot``), how the
-work booked behind it moves back (``_read_insert``), and the read itself
-(``_priority_read``: a host read's, or a read-modify-write's read of the old page)."""
+work booked behind it moves back (``_read_insert``), its transfer ahead of the
+channel's booked programs (``_priority_transfer``), and the read itself
+(``_priority_read``: a host read's, or a read-modify-write's read of the old page).
+The padding of an open NAND page (``kernels.pad_open_pages``) goes in the same way."""
 from __future__ import annotations
 
 import numpy as np
@@ -106,7 +108,6 @@ def _priority_read(st, die, ppn, t, x, now):
     returns when its data is in the controller."""
     g = st[S_HDR]
     die_free = st[S_DIE_FREE]
-    iv_s, iv_e, iv_n = st[S_IV_S], st[S_IV_E], st[S_IV_N]
     upp = g[G_UPP]
     sensed = st[S_SENSED]
     slot = _read_slot(st, die, t, now)
@@ -125,13 +126,18 @@ def _priority_read(st, die, ppn, t, x, now):
         st[S_RD_PAGE][die] = npg
         if appended:
             sensed[die] = npg
-    s = slot + sense
-    ch = die % g[G_NCH]
-    w_end = st[S_W_END]
-    if w_end[ch] > s:       # programs / GC booked on the channel: cut in
-        ready = _cut_in(iv_s, iv_e, iv_n, ch, s, x, now) + x
-        w_end[ch] += x
-    else:
-        ready = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
+    ready = _priority_transfer(st, die % g[G_NCH], slot + sense, x, now)
     _read_insert(st, die, slot, ready, now)
     return ready
+
+
+@kernel
+def _priority_transfer(st, ch, s, x, now):
+    """An ``x`` ns transfer on channel ``ch`` from ``s`` that goes before the programs and
+    GC copies booked there (it waits for the transfer under way: ``_cut_in``); returns
+    its end."""
+    w_end = st[S_W_END]
+    if w_end[ch] > s:       # programs / GC booked on the channel: cut in
+        w_end[ch] += x
+        return _cut_in(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x
+    return _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, s, x, now) + x

@@ -139,22 +139,15 @@ PAD_NS = 3 * (60_000 + 10_240)          # program_us 60, 4 KiB at 400 MB/s
 
 
 @pytest.mark.parametrize("plp", [False, True])
-def test_a_flush_pads_the_open_nand_page_of_a_lone_write(plp):
-    # without power-loss protection the unit's page must be on flash: the rest of it is
-    # padded, so the page costs its whole program time; with it the buffer keeps
-    # gathering and the FLUSH costs its command
-    kw = dict(power_loss_protection=plp, flush=True)
-    f4 = _one_4k(nand_page_bytes=16 * KB, **kw)
-    f1 = _one_4k(nand_page_bytes=0, **kw)
-    assert f4 - f1 == (0 if plp else PAD_NS)
-
-
-@pytest.mark.parametrize("plp", [False, True])
-def test_a_fua_write_pads_its_open_nand_page_only_without_power_loss_protection(plp):
-    kw = dict(power_loss_protection=plp, fua=True)
-    w4 = _one_4k(nand_page_bytes=16 * KB, **kw)
-    w1 = _one_4k(nand_page_bytes=0, **kw)
-    assert w4 - w1 == (0 if plp else PAD_NS)
+@pytest.mark.parametrize("what", ["flush", "fua"])
+def test_a_flush_or_fua_write_pads_a_lone_writes_nand_page_only_without_plp(what, plp):
+    # without power-loss protection the unit's page must be on flash (after the FLUSH,
+    # or when the FUA write completes): the rest of it is padded, so the page costs its
+    # whole program time; with it the buffer keeps gathering and both cost nothing more
+    kw = dict(power_loss_protection=plp, **{what: True})
+    t4 = _one_4k(nand_page_bytes=16 * KB, **kw)
+    t1 = _one_4k(nand_page_bytes=0, **kw)
+    assert t4 - t1 == (0 if plp else PAD_NS)
 
 
 @pytest.mark.parametrize("read_priority", [True, False])
