@@ -27,8 +27,9 @@ reaches the host.
 - The SLC cache, if the drive has one (``slc_cache_bytes``): each command's arrival
   first credits the folding the idle drive did since the last (``kernels.slc_fold``).
 - The flash counters of ``stats()`` (pages written by the host and by GC, reads,
-  erases, write amplification, read-modify-writes; with an SLC cache the host pages
-  programmed in SLC mode, ``flash_pages_written_slc``) and ``busy_ns`` as time with a
+  erases, write amplification, read-modify-writes; with an SLC cache the units
+  programmed in SLC mode, ``flash_pages_written_slc``; with several units per NAND page
+  the units programmed as padding of open pages, ``flash_pages_padded``) and ``busy_ns`` as time with a
   command outstanding (``Device.outstanding_ns``).
 """
 from __future__ import annotations
@@ -294,6 +295,8 @@ class FlashDrive(Device):
         })
         if self._slc:
             s["flash_pages_written_slc"] = int(self.ftl.slc[K.SLC_PAGES])
+        if self.cfg.units_per_nand_page > 1:
+            s["flash_pages_padded"] = int(self.ftl.fill[K.FILL_PADDED])
         s.update(self._buffer_stats())
         s["flush_ns_total"] = self.flush_ns_total
         return s

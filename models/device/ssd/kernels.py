@@ -88,8 +88,8 @@ from .packed import (C_ERASES, C_GC_PAGES, C_HOST_PAGES, C_READ_PAGES, C_RMW,
                      G_READ_PRIO, G_SLC_UNITS, G_UPP, IV_SLOTS, P_TBERS, P_TPROG, P_TPROG_SLC,
                      P_TR, S_COUNTERS, S_DIE_FREE, S_FILL, S_HB, S_HDR, S_HK, S_HS, S_IV_E,
                      S_IV_N, S_IV_S, S_L2P, S_MISC, S_OUT, S_RD_PAGE, S_SENSED, S_SLC,
-                     SLC_MARK, SLC_PAGES, SLC_USED, FILL_DIE, FILL_END, FILL_UNITS, kernel,
-                     views)
+                     SLC_MARK, SLC_PAGES, SLC_USED, FILL_DIE, FILL_END, FILL_PADDED, FILL_UNITS,
+                     kernel, views)
 from .read_priority import (_book, _priority_read, _priority_transfer, _read_insert,
                             _read_slot, _w_book)
 
@@ -98,7 +98,7 @@ __all__ = ["read", "read_cmd", "write", "write_cmd", "program_serial", "slc_fold
            "pad_open_pages", "link_reserve", "buffer_reserve", "_reserve", "trim",
            "write_pages",
            "C_HOST_PAGES", "C_GC_PAGES", "C_ERASES", "C_READ_PAGES", "C_RMW", "IV_SLOTS",
-           "SLC_PAGES", "FILL_UNITS", "FILL_DIE"]
+           "SLC_PAGES", "FILL_UNITS", "FILL_DIE", "FILL_PADDED"]
 
 # -- timed operations (entry points: one call per command) --------------------------------
 
@@ -170,8 +170,9 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
 
 @kernel
 def _unit_program(st, g):
-    """The program time of one host unit: in SLC mode while the SLC cache has room (a
-    unit of it taken), else ``P_TPROG`` (always, without a cache)."""
+    """The program time of one unit the host wrote (or of padding): in SLC mode while
+    the SLC cache has room (a unit of it taken), else ``P_TPROG`` (always, without a
+    cache)."""
     slc = st[S_SLC]
     if slc[SLC_USED] < g[G_SLC_UNITS]:
         slc[SLC_USED] += 1
@@ -339,6 +340,7 @@ def pad_open_pages(i32, i64, ch_bpns, t, now):
         _w_book(st, ch, s)
     for _ in range(k):
         s += _unit_program(st, g)
+    fill[FILL_PADDED] += k
     if g[G_READ_PRIO]:
         if slot >= die_free[d]:
             st[S_SENSED][d] = -1

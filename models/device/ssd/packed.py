@@ -39,11 +39,11 @@ _N_ARR = len(_I32) + len(_I64)
 C_HOST_PAGES, C_GC_PAGES, C_ERASES, C_READ_PAGES, C_UNMAPPED_READS, C_RMW, C_TRIMMED = range(7)
 N_COUNTERS = 7
 # the SLC cache's state (``slc``): units it holds, the time up to which idle folding is
-# credited, host units programmed in SLC mode
+# credited, units programmed in SLC mode (host data and open pages' padding)
 SLC_USED, SLC_MARK, SLC_PAGES = range(3)
 # the write stream's open NAND page (``fill``): host units in it, its die, when the last
-# unit's program ends
-FILL_UNITS, FILL_DIE, FILL_END = range(3)
+# unit's program ends; units programmed as padding, in all
+FILL_UNITS, FILL_DIE, FILL_END, FILL_PADDED = range(4)
 IV_SLOTS = 4096      # future busy intervals kept per channel / link (then: book at the end)
 BND_SLOTS = 4096     # future operation ends kept per die for read priority (then: FIFO)
 

@@ -128,10 +128,12 @@ def test_flush_programs_each_map_page_as_a_whole_nand_page(units_per_nand_page):
     assert f3 - f0 == pytest.approx(3 * page_ns, abs=3)
 
 
-def _one_4k(fua=False, flush=False, **kw):
+def _one_4k(fua=False, flush=False, padded=None, **kw):
     sim, dev = drive(flush_metadata_pages=0, **kw)
     w = one(sim, dev, IORequest(WRITE, 0, 4 * KB, fua=fua))
-    return one(sim, dev, IORequest(FLUSH, 0, 0)) if flush else w
+    ns = one(sim, dev, IORequest(FLUSH, 0, 0)) if flush else w
+    assert dev.stats().get("flash_pages_padded") == padded
+    return ns
 
 
 # padding one 4 KiB unit's NAND page of 4 units: 3 units over the channel and programmed
@@ -145,8 +147,8 @@ def test_a_flush_or_fua_write_pads_a_lone_writes_nand_page_only_without_plp(what
     # or when the FUA write completes): the rest of it is padded, so the page costs its
     # whole program time; with it the buffer keeps gathering and both cost nothing more
     kw = dict(power_loss_protection=plp, **{what: True})
-    t4 = _one_4k(nand_page_bytes=16 * KB, **kw)
-    t1 = _one_4k(nand_page_bytes=0, **kw)
+    t4 = _one_4k(nand_page_bytes=16 * KB, padded=0 if plp else 3, **kw)
+    t1 = _one_4k(nand_page_bytes=0, **kw)          # no padding, nor its counter
     assert t4 - t1 == (0 if plp else PAD_NS)
 
 
