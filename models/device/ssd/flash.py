@@ -44,6 +44,7 @@ from ..base import Device
 from ..request import DISCARD, FLUSH, READ, IORequest
 from . import ftl as F
 from . import kernels as K
+from .packed import G_SLC_UNITS
 
 _PRECONDITIONS = ("fresh", "sequential", "random")
 
@@ -174,7 +175,7 @@ class FlashDrive(Device):
         self._flush_cmd = _us(cfg.flush_cmd_us)
         self._cache_cap = cfg.write_cache_bytes
         self._plp = cfg.power_loss_protection
-        self._slc = slc_cache_bytes(cfg) >= cfg.page_bytes
+        self._slc = bool(self.ftl.g[G_SLC_UNITS])     # the drive has an SLC cache
         self._last_done = 0          # latest completion of any accepted command
         self._last_durable = 0       # latest program end of any accepted write
         # acknowledged writes not yet programmed: heap of (durable_ns, bytes, ack_ns)

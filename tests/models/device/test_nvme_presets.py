@@ -95,6 +95,11 @@ INPUTS = [
     (P.intel_p4500_1tb, lambda p: fio(p, "randwrite", 4 * KB, 1, 1000).lat_us, 20),
     (P.samsung_970_evo_plus_1tb, lambda p: iops(p, "randread", 1, n=1000), 19_000),
     (P.samsung_970_evo_plus_1tb, lambda p: iops(p, "randwrite", 1, n=1000), 60_000),
+    (P.samsung_970_evo_plus_1tb, lambda p: seq_mb_s(p, "write", **BEYOND_SLC), 1_700),
+    # each unit's 5.1 us channel transfer holds its die besides slc_program_us (no cache
+    # programs): 2,984 MB/s
+    pytest.param(P.samsung_970_evo_plus_1tb, lambda p: seq_mb_s(p, "write"), 3_300,
+                 marks=MISS, id="970-seq-write-in-slc-cache-channel-transfer-holds-the-die"),
     (P.intel_s4510_960gb, lambda p: iops(p, "randread", 32), 95_000),
 ]
 
@@ -109,12 +114,11 @@ def test_970_sequential_writes_in_and_beyond_the_turbowrite_buffer():
     # 77.1 us a unit on each of 32 dies); the model adds each unit's 5.1 us channel
     # transfer to its die's time (no cache programs), so the rates come out lower, in
     # the ratio of the die times
+    # (each figure against its sheet: the input rows above)
     p = P.samsung_970_evo_plus_1tb
     cached, beyond = seq_mb_s(p, "write"), seq_mb_s(p, "write", **BEYOND_SLC)
     x = 4096 / 800.0                         # us: 4 KiB over an 800 MB/s channel
     assert cached / beyond == pytest.approx((77.1 + x) / (39.7 + x), rel=0.01)
-    assert cached == pytest.approx(3_300, rel=0.15)
-    assert beyond == pytest.approx(1_700, rel=0.05)
 
 
 def test_power_loss_protection_of_the_presets():
