@@ -10,7 +10,11 @@ which data-sheet figures are inputs and which are predictions of the model):
 - ``program_us`` is the *effective* program time of one 4 KiB mapping unit on a die:
   the data sheet's sequential write MB/s spread over the dies (a die programs a
   multi-plane page of several 4 KiB units in one tPROG, so the unit's share of it is
-  what bounds a die's write rate).
+  what bounds a die's write rate). The unit's channel transfer holds the die as well
+  (no cache programs), so where it is not small against that share it is taken off:
+  the XPoint drive and the 970 EVO Plus (1.3 of 7.2 us, 5.1 of 39.7 us). The P4500
+  and S4510 keep it inside (10.2 us of 164 / 257 us: their sheets' rates come back at
+  0.98 / 0.97 as they are).
 - ``slc_program_us`` / ``slc_cache_bytes`` (the consumer TLC drive): its sheet's
   sequential write in the SLC cache sets the SLC rate as above, the footnote's rate
   beyond the cache ``program_us``.
@@ -94,13 +98,15 @@ def samsung_970_evo_plus_1tb(**overrides) -> NVMeConfig:
     quoted by thefpsreview.com's review (2020), taken to be the EVO Plus's (same
     controller and cache scheme; not checked against the EVO Plus sheet).
 
-    Inputs: sequential write in and beyond the TurboWrite buffer (-> ``slc_program_us``
-    = 32 x 4 KiB / 3,300 MB/s = 39.7 us, ``program_us`` = 32 x 4 KiB / 1,700 MB/s =
-    77.1 us: direct-to-TLC writes, folding and GC copies), QD1 read and write
+    Inputs: sequential write in and beyond the TurboWrite buffer (-> a die's time per
+    unit 32 x 4 KiB / 3,300 MB/s = 39.7 us and 32 x 4 KiB / 1,700 MB/s = 77.1 us, less
+    the unit's 5.1 us channel transfer, which holds the die too - no cache programs -,
+    as the XPoint drive's: ``slc_program_us`` 34.6 us, ``program_us`` 72.0 us for
+    direct-to-TLC writes, folding and GC copies), QD1 read and write
     (-> ``read_cmd_us`` from 1/19,000 s = 52.6 us; ``write_cmd_us`` from 1/60,000 s =
     16.7 us). Assumed: tR 40 us (SLC-cached reads of fresh data), 800 MB/s channels
     (Toggle 4.0 class), 5 firmware cores, 9.95 % spare (1 TiB of NAND for 1 TB),
-    2 map pages programmed per FLUSH (16 KiB NAND pages, 159 us each: a lone program
+    2 map pages programmed per FLUSH (16 KiB NAND pages, 138 us each: a lone program
     holds the die for the page's whole tPROG), a 4 MiB write buffer. Preconditioned
     ``sequential`` (every LBA written once: reads find data); the sheet's random-write
     figure is a fresh drive's (``precondition: fresh``)."""
@@ -108,8 +114,8 @@ def samsung_970_evo_plus_1tb(**overrides) -> NVMeConfig:
         capacity_bytes=16 * GIB, raw_capacity_bytes=_raw(16 * GIB, 0.0995, 32 * 4096 * 256),
         channels=8, dies_per_channel=4, page_bytes=4096, pages_per_block=256,
         nand_page_bytes=16 * 1024,
-        read_us=40.0, program_us=77.1, erase_us=3500.0, channel_MBps=800.0,
-        slc_program_us=39.7, slc_cache_bytes=6 * 10**9, slc_cache_dynamic_bytes=36 * 10**9,
+        read_us=40.0, program_us=72.0, erase_us=3500.0, channel_MBps=800.0,
+        slc_program_us=34.6, slc_cache_bytes=6 * 10**9, slc_cache_dynamic_bytes=36 * 10**9,
         write_cache_bytes=4 * 2**20, flush_metadata_pages=2,
         nr_queues=8, queue_depth=1024, controller_cores=5,
         # 52.6 us = cmd + tR 40 + 4 KiB over the channel 5.1 + over the link 1.1
