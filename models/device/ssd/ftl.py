@@ -36,7 +36,7 @@ import numpy as np
 
 from .ftl_kernels import rebuild
 from .packed import (_HDR, _I32, _I64, _N_ARR, BND_SLOTS, G_BPD, G_MINFREE, G_NDIE,
-                     G_PPB, G_UPP, IV_SLOTS, N_COUNTERS)
+                     G_PPB, G_UPP, IV_SLOTS, N_COUNTERS, N_FILL)
 
 
 class FTLState:
@@ -72,7 +72,7 @@ class FTLState:
                     "hs": (2,), "out": (4,), "misc": (4,), "sensed": (n_dies,),
                     "bnd": (n_dies, BND_SLOTS), "bnd_n": (n_dies,), "rd_end": (n_dies,),
                     "rd_page": (n_dies,), "w_end": (n_channels,), "slc": (4,),
-                    "fill": (4,)}
+                    "fill": (N_FILL,)}
         assert tuple(shapes32) == _I32 and tuple(shapes64) == _I64
         n32 = sum(int(np.prod(s)) for s in shapes32.values())
         hdr = _HDR + 2 * _N_ARR

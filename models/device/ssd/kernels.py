@@ -3,10 +3,12 @@ command, over the packed state of ``ftl.FTLState`` (the FTL itself: ``ftl_kernel
 ``ftl.py`` describes it).
 The front ends (``drive.py``, ``nvme.py``) call one kernel per command.
 
-The compiled code is in four modules: ``packed`` (the state's layout and ``views``),
+The compiled code is in six modules: ``packed`` (the state's layout and ``views``),
 ``ftl_kernels`` (the FTL: mapping, die choice, GC, TRIM, rebuilding the free lists),
-``calendar`` (busy intervals with back-filling; the write buffer's heap) and this one
-(the timed operations and one entry point per command). numba's on-disk cache
+``calendar`` (busy intervals with back-filling; the write buffer's heap),
+``read_priority`` (reads cutting in ahead of booked work), ``open_page`` (a unit's
+program, the GC after it, the open NAND page's padding) and this one (the timed
+operations and one entry point per command). numba's on-disk cache
 notices an edit only to a function's own module; ``pipeline.numba_cache`` keys the
 cache directory by every ``models/`` source, so an edit to any of them recompiles
 all (as for the HDD's kernels).
@@ -43,7 +45,12 @@ Timing (integer ns, reserved in command arrival order):
   page is full - a FLUSH, or a write due on flash at completion, on a drive without
   power-loss protection - pads the page (``pad_open_pages``): its missing units are
   transferred and programmed on the die of its last unit, so a lone unit costs a
-  whole page program. With power-loss protection the buffer keeps gathering.
+  whole page program. The page goes to its die when the padding is asked for, or
+  later if the die was still busy when the page's first unit came to it: host units
+  whose data is in the controller by then take padding units' places
+  (``_take_padding``: mapped to that die, durable with the page, no program of their
+  own), so concurrent FUA writes share pages once the dies are busy. With power-loss
+  protection the buffer keeps gathering.
 
 - Read priority (header flag ``G_READ_PRIO``): a die keeps the end times of the
   operations booked on it (``bnd``); a host page read - and the read of the old page a
@@ -83,22 +90,22 @@ import numpy as np
 
 from .calendar import _heap_push, _reserve, buffer_reserve
 from .ftl_kernels import choose_die, host_write_page, trim, write_pages
+from .open_page import _gc_after, _may_take, _take_padding, _unit_program, pad_open_pages
 from .packed import (C_ERASES, C_GC_PAGES, C_HOST_PAGES, C_READ_PAGES, C_RMW,
-                     C_UNMAPPED_READS, G_BPD, G_COPYBACK, G_NCH, G_NDIE, G_PAGE, G_PPB,
-                     G_READ_PRIO, G_SLC_UNITS, G_UPP, IV_SLOTS, P_TBERS, P_TPROG, P_TPROG_SLC,
-                     P_TR, S_COUNTERS, S_DIE_FREE, S_FILL, S_HB, S_HDR, S_HK, S_HS, S_IV_E,
-                     S_IV_N, S_IV_S, S_L2P, S_MISC, S_OUT, S_RD_PAGE, S_SENSED, S_SLC,
-                     SLC_MARK, SLC_PAGES, SLC_USED, FILL_DIE, FILL_END, FILL_PADDED, FILL_UNITS,
-                     kernel, views)
-from .read_priority import (_book, _priority_read, _priority_transfer, _read_insert,
-                            _read_slot, _w_book)
+                     C_UNMAPPED_READS, FILL_DIE, FILL_END, FILL_PAD_BY, FILL_PAD_LEFT,
+                     FILL_PADDED, FILL_START, FILL_UNITS, G_BPD, G_NCH, G_NDIE, G_PAGE,
+                     G_PPB, G_READ_PRIO, G_UPP, IV_SLOTS, P_TPROG, P_TPROG_SLC, P_TR,
+                     S_COUNTERS, S_DIE_FREE, S_FILL, S_HB, S_HDR, S_HK, S_HS, S_IV_E, S_IV_N,
+                     S_IV_S, S_L2P, S_MISC, S_OUT, S_SENSED, S_SLC, SLC_MARK, SLC_PAGES,
+                     SLC_USED, kernel, views)
+from .read_priority import _book, _priority_read, _w_book
 
 # reached through this module by the front ends and tests (``kernels.<name>``)
 __all__ = ["read", "read_cmd", "write", "write_cmd", "program_serial", "slc_fold",
            "pad_open_pages", "link_reserve", "buffer_reserve", "_reserve", "trim",
            "write_pages",
            "C_HOST_PAGES", "C_GC_PAGES", "C_ERASES", "C_READ_PAGES", "C_RMW", "IV_SLOTS",
-           "SLC_PAGES", "FILL_UNITS", "FILL_DIE", "FILL_PADDED"]
+           "SLC_PAGES", "FILL_UNITS", "FILL_DIE", "FILL_PADDED", "FILL_PAD_LEFT"]
 
 # -- timed operations (entry points: one call per command) --------------------------------
 
@@ -169,19 +176,6 @@ def read(i32, i64, ch_bpns, off, size, t_start, now):
 
 
 @kernel
-def _unit_program(st, g):
-    """The program time of one unit the host wrote (or of padding): in SLC mode while
-    the SLC cache has room (a unit of it taken), else ``P_TPROG`` (always, without a
-    cache)."""
-    slc = st[S_SLC]
-    if slc[SLC_USED] < g[G_SLC_UNITS]:
-        slc[SLC_USED] += 1
-        slc[SLC_PAGES] += 1
-        return g[P_TPROG_SLC]
-    return g[P_TPROG]
-
-
-@kernel
 def _program_page(st, ch_bpns, lpn, piece, s, now):
     """Map one page write whose data is in the controller at ``s``; reserve the
     program (and any GC it triggers). Returns when the page is durable."""
@@ -207,45 +201,33 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
             if g[G_UPP] > 1:
                 st[S_SENSED][od] = old // g[G_UPP]
         st[S_COUNTERS][C_RMW] += 1
+    upp = g[G_UPP]
+    fill = st[S_FILL]
+    if upp > 1 and fill[FILL_PAD_LEFT] > 0:
+        if s <= fill[FILL_PAD_BY] and _may_take(st, g, fill[FILL_DIE]):
+            return _take_padding(st, g, lpn, x, now)
+        fill[FILL_PAD_LEFT] = 0         # the stream has gone on to a new page
     die = choose_die(st, lpn, s)
     st[S_SENSED][die] = -1              # a program (and its GC) overwrites the register
     ch = die % nch
     if die_free[die] > s:
         s = die_free[die]
-    upp = g[G_UPP]
     if upp > 1:
         st[S_MISC][1] = 0
     _die, copies, erased = host_write_page(st, lpn, die)
-    # one sense per NAND page the copies come from (each copy its own with one unit
-    # per page)
-    senses = st[S_MISC][1] if upp > 1 else copies
-    s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
+    s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now)
+    if upp > 1 and fill[FILL_UNITS] == 0:
+        fill[FILL_START] = s
+    s += x
     _w_book(st, ch, s)
     s += _unit_program(st, g)
     if upp > 1:                         # the write stream's open NAND page
-        fill = st[S_FILL]
         fill[FILL_UNITS] = (fill[FILL_UNITS] + 1) % upp
         fill[FILL_DIE] = die
         fill[FILL_END] = s
     durable = s
     _book(st, die, s, now)
-    if copies:                          # foreground GC right after this program
-        if g[G_COPYBACK] != 0:
-            for k in range(copies):
-                s += (g[P_TR] if k < senses else 0) + g[P_TPROG]
-                _book(st, die, s, now)
-        else:
-            for k in range(copies):     # out to the controller (ECC) and back in
-                sense = g[P_TR] if k < senses else 0
-                s = _reserve(iv_s, iv_e, iv_n, ch, s + sense, x, now) + x
-                s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now) + x
-                _w_book(st, ch, s)
-                s += g[P_TPROG]
-                _book(st, die, s, now)
-    for _ in range(erased):
-        s += g[P_TBERS]
-        _book(st, die, s, now)
-    die_free[die] = s
+    die_free[die] = _gc_after(st, g, die, s, copies, erased, x, now)
     return durable
 
 
@@ -303,54 +285,6 @@ def program_serial(i32, i64, ch_bpns, die, n_pages, t_start, now):
         s += prog
         _book(st, die, s, now)
     die_free[die] = s
-    return s
-
-
-@kernel
-def pad_open_pages(i32, i64, ch_bpns, t, now):
-    """Make the write stream's partly filled NAND page durable (a FLUSH, or a write that
-    must be on flash when it completes, on a drive without power-loss protection):
-    the rest of the page is padded - its missing units go over the channel and the
-    die of the page's last unit programs them, so the page has cost its whole program
-    time, as a full page's program does. The firmware fills pages from its buffer in
-    order, so one page at most is partly filled (the units the model places on
-    several dies count as one stream). From ``t`` on, and not before the last unit's
-    program ends; with read priority the padding goes in as a read does (after the
-    operation in progress, the work booked behind it moved back: ``_read_slot`` /
-    ``_read_insert``), so a FLUSH does not wait for the foreground GC queued behind its
-    data; without it, after everything booked on the die. Returns when the padding
-    ends (``t`` if no page is open). No-op with one unit per NAND page."""
-    st = views(i32, i64)
-    g = st[S_HDR]
-    fill = st[S_FILL]
-    k = g[G_UPP] - fill[FILL_UNITS]
-    if k == g[G_UPP]:
-        return t
-    d = fill[FILL_DIE]
-    t0 = fill[FILL_END] if fill[FILL_END] > t else t
-    x = np.int64(k * g[G_PAGE] / ch_bpns + 0.5)
-    ch = d % g[G_NCH]
-    die_free = st[S_DIE_FREE]
-    if g[G_READ_PRIO]:
-        slot = _read_slot(st, d, t0, now)
-        s = _priority_transfer(st, ch, slot, x, now)
-    else:
-        slot = die_free[d] if die_free[d] > t0 else t0
-        s = _reserve(st[S_IV_S], st[S_IV_E], st[S_IV_N], ch, slot, x, now) + x
-        _w_book(st, ch, s)
-    for _ in range(k):
-        s += _unit_program(st, g)
-    fill[FILL_PADDED] += k
-    if g[G_READ_PRIO]:
-        if slot >= die_free[d]:
-            st[S_SENSED][d] = -1
-        _read_insert(st, d, slot, s, now)
-        st[S_RD_PAGE][d] = -1           # the program overwrote the die's register
-    else:
-        st[S_SENSED][d] = -1
-        die_free[d] = s
-        _book(st, d, s, now)
-    fill[FILL_UNITS] = 0
     return s
 
 

@@ -42,8 +42,12 @@ N_COUNTERS = 7
 # credited, units programmed in SLC mode (host data and open pages' padding)
 SLC_USED, SLC_MARK, SLC_PAGES = range(3)
 # the write stream's open NAND page (``fill``): host units in it, its die, when the last
-# unit's program ends; units programmed as padding, in all
-FILL_UNITS, FILL_DIE, FILL_END, FILL_PADDED = range(4)
+# unit's program ends; units programmed as padding, in all; when the page's first unit
+# went to its die; of the last page padded, the padding units host data may still take,
+# the time by which that data must be in the controller, when the page is programmed
+(FILL_UNITS, FILL_DIE, FILL_END, FILL_PADDED, FILL_START, FILL_PAD_LEFT, FILL_PAD_BY,
+ FILL_PAD_END) = range(8)
+N_FILL = 8
 IV_SLOTS = 4096      # future busy intervals kept per channel / link (then: book at the end)
 BND_SLOTS = 4096     # future operation ends kept per die for read priority (then: FIFO)
 

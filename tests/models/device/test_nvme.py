@@ -175,6 +175,33 @@ def test_the_padding_goes_in_before_the_work_queued_behind_its_page(read_priorit
     assert ftl.fill[K.FILL_UNITS] == 0
 
 
+@pytest.mark.parametrize("die_busy", [True, False])
+def test_data_in_before_the_padded_page_goes_to_its_die_takes_the_paddings_place(die_busy):
+    # one die; a unit written and its page padded at once (a FUA write). If the die was
+    # busy (ten map pages queued before the unit), the page goes to it when it is free:
+    # units whose data is in the controller by then fill the page in place of padding -
+    # mapped to its die, durable with it, no program of their own - and a unit that
+    # comes later starts a new page. If the die was free, the page went at once and
+    # nothing joins it.
+    sim, dev = drive(nand_page_bytes=16 * KB, power_loss_protection=False,
+                     read_priority=False, channels=1, dies_per_channel=1)
+    i32, i64, ftl, ch, link = dev._i32, dev._i64, dev.ftl, dev._ch_bpns, dev._link_bpns
+    queued = int(K.program_serial(i32, i64, ch, 0, 10, 0, 0)) if die_busy else 0
+    end = int(K.write(i32, i64, ch, link, 0, 4 * KB, 0, 0))
+    padded = int(K.pad_open_pages(i32, i64, ch, end, 0))
+    assert padded == end + PAD_NS and ftl.fill[K.FILL_PADDED] == 3
+    for lpn in (1, 2):                  # coming 1 us after the first unit
+        durable = int(K.write(i32, i64, ch, link, lpn * 4 * KB, 4 * KB, 1000, 0))
+        assert (durable == padded) == die_busy
+    assert ftl.fill[K.FILL_PADDED] == (1 if die_busy else 3)
+    assert ftl.fill[K.FILL_UNITS] == (0 if die_busy else 2)
+    if die_busy:
+        assert ftl.die_free[0] == padded
+        late = int(K.write(i32, i64, ch, link, 3 * 4 * KB, 4 * KB, queued, 0))
+        assert late == padded + 10_240 + 60_000 and ftl.fill[K.FILL_UNITS] == 1
+        assert ftl.fill[K.FILL_PADDED] == 1 and ftl.fill[K.FILL_PAD_LEFT] == 0
+
+
 def test_fua_write_completes_in_the_buffer_only_with_power_loss_protection():
     sim, dev = drive(power_loss_protection=True)
     plp = one(sim, dev, IORequest(WRITE, 0, 8 * KB, fua=True))

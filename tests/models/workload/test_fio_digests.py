@@ -73,7 +73,10 @@ the ``slc`` array; the test drives have none): with the packed state decoded to 
 named arrays and the old header, the new ones left out, all 35 digests were the same
 before and after; and again when it gained the write stream's open NAND page
 (``fill``: padded by a FLUSH or a write due on flash; never open with one unit per
-page, as on the test drives), the same check, all 35 the same.
+page, as on the test drives), the same check, all 35 the same; and again when that
+page came to record when it went to its die and what of its padding host data may still
+take (``fill`` from 4 to 8 slots; ``kernels._take_padding``): all 35 the same with
+``fill`` decoded to its first four slots.
 ``PYTHONPATH=. python -m tests.models.workload.test_fio_digests``
 prints the digests of the code in the tree."""
 from __future__ import annotations
@@ -292,28 +295,28 @@ DIGESTS = {
     'randread_qd16_fifo_ncq': 'f724fe02e7092506',
     'randrw_qd16_9000_ios_three_chunks': 'd4ca35a42f979629',
     'randread_qd16_until_mid_run': '9e767c9154ca898c',
-    'ssd_randread_qd32': 'a0a09e84d1644a84',
-    'ssd_randread_qd1_fresh_ramp': 'a9c7e0d1dcba34a2',
-    'ssd_randwrite_qd32_wce_full_buffer': '185c250fb4a85bff',
-    'ssd_randwrite_qd4_nowce': '097a55aa7d6c3457',
-    'ssd_write_512k_qd4_streams_through_the_buffer': '28334017f474fb22',
-    'ssd_randrw_qd8_2k_rmw': '5052a0c38a0f5cbd',
-    'ssd_readwrite_qd4_reap2': 'b8f8d64427d32261',
+    'ssd_randread_qd32': '42741ed8c7b6c8a8',
+    'ssd_randread_qd1_fresh_ramp': '12cb7fc420de29b0',
+    'ssd_randwrite_qd32_wce_full_buffer': '7407ddf6ff58f30d',
+    'ssd_randwrite_qd4_nowce': '09985940ae2da0e9',
+    'ssd_write_512k_qd4_streams_through_the_buffer': '4b8d52929cfd3b98',
+    'ssd_randrw_qd8_2k_rmw': 'cbdde088de9ed3ac',
+    'ssd_readwrite_qd4_reap2': '532fc88cca9fb871',
     'deadline_randrw_qd32_wce': 'a7544b525816fd3b',
     'deadline_readwrite_qd4': '52e335f73706a120',
     'deadline_randread_qd1': 'e894f5a256349154',
-    'deadline_ssd_randrw_qd16': '5f497d91ca0fb32b',
+    'deadline_ssd_randrw_qd16': '48c5ddacb42dd9b5',
     'cfq_two_jobs_qd4': 'e79b288eddd5c1b6',
     'noop_batch4_merging': '6877a91c0a6719e4',
     'split_1m_by_max_sectors_kb': '9b8e894a21f75fc7',
     'nr_requests_4_waits': '9d7d53fe2ef2ef44',
     'queue_depth_4_queues_in_the_elevator': 'a77bd42ba61e0927',
-    'ssd_queue_depth_4': 'c8a7bcdb7879cf20',
+    'ssd_queue_depth_4': 'f5c29aa87b2093b9',
     'raid10_randread_qd32': 'cbcf63f294b9a5b4',
     'raid10_randrw_128k_qd8_write_back': 'e91846923562bd15',
     'raid0_read_96k_qd4': '75a2a373a77e4429',
     'raid1_randwrite_qd4_write_through': '019365be31c8ce10',
-    'several_drives_with_a_sampler': '4ead1a3bcf7a0f6c',
+    'several_drives_with_a_sampler': '9290ec6f29e53dbe',
 }
 
 
