@@ -143,6 +143,13 @@ def _gc(st, die):
 
 
 @kernel
+def valid_limit(g):
+    """The valid units above which a die takes no more host writes under dynamic
+    allocation: its GC needs room to work."""
+    return (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
+
+
+@kernel
 def choose_die(st, lpn, t):
     """The die a host page write goes to: ``(lpn // units_per_nand_page) % n_dies``
     (static striping of NAND pages), or (dynamic allocation) the die that can start it
@@ -164,7 +171,7 @@ def choose_die(st, lpn, t):
         return (lpn // upp) % nd
     die_free = st[S_DIE_FREE]
     dvalid = st[S_DVALID]
-    limit = (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
+    limit = valid_limit(g)
     misc = st[S_MISC]
     rr = misc[0]
     best = -1

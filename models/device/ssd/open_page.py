@@ -17,13 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from .calendar import _reserve
-from .ftl_kernels import host_write_page
+from .ftl_kernels import host_write_page, valid_limit
 from .packed import (FILL_DIE, FILL_END, FILL_PAD_BY, FILL_PAD_END, FILL_PAD_LEFT,
-                     FILL_PADDED, FILL_START, FILL_UNITS, G_BPD, G_COPYBACK, G_DYNAMIC,
-                     G_MINFREE, G_NCH, G_PAGE, G_PPB, G_READ_PRIO, G_SLC_UNITS, G_UPP,
-                     P_TBERS, P_TPROG, P_TPROG_SLC, P_TR, S_DIE_FREE, S_DVALID, S_FILL,
-                     S_HDR, S_IV_E, S_IV_N, S_IV_S, S_MISC, S_RD_PAGE, S_SENSED, S_SLC,
-                     SLC_PAGES, SLC_USED, kernel, views)
+                     FILL_PADDED, FILL_START, FILL_UNITS, G_COPYBACK, G_DYNAMIC, G_NCH,
+                     G_PAGE, G_READ_PRIO, G_SLC_UNITS, G_UPP, P_TBERS, P_TPROG,
+                     P_TPROG_SLC, P_TR, S_DIE_FREE, S_DVALID, S_FILL, S_HDR, S_IV_E, S_IV_N,
+                     S_IV_S, S_MISC, S_RD_PAGE, S_SENSED, S_SLC, SLC_PAGES, SLC_USED, kernel,
+                     views)
 from .read_priority import (_book, _priority_transfer, _read_insert, _read_slot,
                             _w_book)
 
@@ -75,7 +75,7 @@ def _may_take(st, g, die):
     allocation, and while the die's valid data leaves GC room (``choose_die``'s rule)."""
     if g[G_DYNAMIC] == 0:
         return False
-    return st[S_DVALID][die] < (g[G_BPD] - g[G_MINFREE] - 3) * g[G_PPB]
+    return st[S_DVALID][die] < valid_limit(g)
 
 
 @kernel
