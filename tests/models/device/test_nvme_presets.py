@@ -127,3 +127,24 @@ def test_power_loss_protection_of_the_presets():
     assert P.intel_optane_p4800x_375gb().power_loss_protection
     assert not P.samsung_970_evo_plus_1tb().power_loss_protection
     assert P.intel_s4510_960gb().flush_metadata_pages == 0
+
+
+def test_970_concurrent_fua_writes_share_nand_pages_once_the_dies_are_busy():
+    # no power-loss protection: a lone FUA write pads its 16 KiB NAND page (3 units of
+    # padding a write); 128 at once keep the dies busy, and writes that reach the
+    # controller while a padded page waits for its die fill it - the controller cores
+    # (5 x 15.6 us of write_cmd_us) bound the rate, not padded programs
+    p = P.samsung_970_evo_plus_1tb
+    cfg = p()
+
+    def fua(qd, n):
+        sim = Simulator()
+        dev = NVMe(sim, "dev", cfg, rng=np.random.default_rng(1))
+        res = run_job(sim, dev, "randwrite", 4 * KB, qd, n, fua=True)
+        return res.iops, dev.stats()["flash_pages_padded"]
+
+    _, padded = fua(1, 2000)
+    assert padded == 3 * 2000
+    iops, padded = fua(128, 10_000)
+    assert padded < 10_000
+    assert iops == pytest.approx(cfg.controller_cores / (cfg.write_cmd_us * 1e-6), rel=0.03)
