@@ -90,9 +90,9 @@ def _append(st, die, lpn, stream):
 def _gc(st, die):
     """Greedy GC on one die until ``gc_min_free`` blocks are free.
 
-    Returns (pages copied, blocks erased). With NAND pages of several units it adds
-    the senses the copies need - one per NAND page holding a valid unit - to
-    ``misc[1]``."""
+    Returns (pages copied, blocks erased). With NAND pages of several units it leaves
+    the senses the copies need - one per NAND page holding a valid unit - in
+    ``misc[1]`` (read by the GC's timing when there are copies)."""
     g = st[S_HDR]
     ppb = g[G_PPB]
     upp = g[G_UPP]
@@ -138,7 +138,7 @@ def _gc(st, die):
     c[C_GC_PAGES] += copies
     c[C_ERASES] += erased
     if upp > 1:
-        st[S_MISC][1] += senses
+        st[S_MISC][1] = senses
     return copies, erased
 
 

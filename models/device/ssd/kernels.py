@@ -96,7 +96,7 @@ from .packed import (C_ERASES, C_GC_PAGES, C_HOST_PAGES, C_READ_PAGES, C_RMW,
                      FILL_PADDED, FILL_START, FILL_UNITS, G_BPD, G_NCH, G_NDIE, G_PAGE,
                      G_PPB, G_READ_PRIO, G_UPP, IV_SLOTS, P_TPROG, P_TPROG_SLC, P_TR,
                      S_COUNTERS, S_DIE_FREE, S_FILL, S_HB, S_HDR, S_HK, S_HS, S_IV_E, S_IV_N,
-                     S_IV_S, S_L2P, S_MISC, S_OUT, S_SENSED, S_SLC, SLC_MARK, SLC_PAGES,
+                     S_IV_S, S_L2P, S_OUT, S_SENSED, S_SLC, SLC_MARK, SLC_PAGES,
                      SLC_USED, kernel, views)
 from .read_priority import _book, _priority_read, _w_book
 
@@ -203,7 +203,7 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
         st[S_COUNTERS][C_RMW] += 1
     upp = g[G_UPP]
     fill = st[S_FILL]
-    if upp > 1 and fill[FILL_PAD_LEFT] > 0:
+    if fill[FILL_PAD_LEFT] > 0:         # (only ever set with several units a page)
         if s <= fill[FILL_PAD_BY] and _may_take(st, g, fill[FILL_DIE]):
             return _take_padding(st, g, lpn, x, now)
         fill[FILL_PAD_LEFT] = 0         # the stream has gone on to a new page
@@ -212,8 +212,6 @@ def _program_page(st, ch_bpns, lpn, piece, s, now):
     ch = die % nch
     if die_free[die] > s:
         s = die_free[die]
-    if upp > 1:
-        st[S_MISC][1] = 0
     _die, copies, erased = host_write_page(st, lpn, die)
     s = _reserve(iv_s, iv_e, iv_n, ch, s, x, now)
     if upp > 1 and fill[FILL_UNITS] == 0:

@@ -90,8 +90,6 @@ def _take_padding(st, g, lpn, x, now):
     die = fill[FILL_DIE]
     fill[FILL_PAD_LEFT] -= 1
     fill[FILL_PADDED] -= 1
-    if g[G_UPP] > 1:
-        st[S_MISC][1] = 0
     _die, copies, erased = host_write_page(st, lpn, die)
     if copies or erased:
         die_free = st[S_DIE_FREE]

@@ -20,12 +20,15 @@ from .jobs import run_job
 KB = 1024
 
 
-def fio(preset, rw, bs, qd, n, **over):
+def drive(preset, **over):
     cfg = preset(**over)
     sim = Simulator()
     cls = NVMe if isinstance(cfg, NVMeConfig) else SSD
-    dev = cls(sim, "dev", cfg, rng=np.random.default_rng(1))
-    return run_job(sim, dev, rw, bs, qd, n)
+    return sim, cls(sim, "dev", cfg, rng=np.random.default_rng(1))
+
+
+def fio(preset, rw, bs, qd, n, **over):
+    return run_job(*drive(preset, **over), rw, bs, qd, n)
 
 
 def iops(preset, rw, qd, n=8000, **over):
@@ -138,8 +141,7 @@ def test_970_concurrent_fua_writes_share_nand_pages_once_the_dies_are_busy():
     cfg = p()
 
     def fua(qd, n):
-        sim = Simulator()
-        dev = NVMe(sim, "dev", cfg, rng=np.random.default_rng(1))
+        sim, dev = drive(p)
         res = run_job(sim, dev, "randwrite", 4 * KB, qd, n, fua=True)
         return res.iops, dev.stats()["flash_pages_padded"]
 
